@@ -1,0 +1,158 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Context } from '../context';
+import { withTransaction, type Queryable } from '../db/pool';
+import * as repo from './repo';
+import { hashPassword, hashToken, looksLikePersonalToken, newToken, sameSecret, verifyPassword } from './secrets';
+
+export const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
+export const MIN_PASSWORD = 8;
+
+export class AuthInputError extends Error {}
+
+export function checkNewCredentials(username: string, password: string): void {
+  if (!USERNAME.test(username)) throw new AuthInputError('Usernames are 1-64 characters of A-Z a-z 0-9 . _ -');
+  if (password.length < MIN_PASSWORD) throw new AuthInputError(`Passwords have at least ${MIN_PASSWORD} characters`);
+}
+
+const basicKey = (username: string, password: string) =>
+  'b:' + createHash('sha256').update(`${username}\0${password}`, 'utf8').digest('base64');
+const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
+
+/** A personal access token or an unexpired access token; undefined otherwise. */
+async function tokenUser(ctx: Context, token: string): Promise<number | undefined> {
+  const hash = hashToken(token);
+  const cached = ctx.authCache.get(tokenKey(hash));
+  if (cached !== undefined) return cached;
+  const row = await repo.findLiveToken(ctx.db, hash);
+  if (!row || row.kind === 'refresh' || !sameSecret(row.token_hash, hash)) return undefined;
+  ctx.authCache.set(tokenKey(hash), row.user_id, row.expires_at?.getTime());
+  return row.user_id;
+}
+
+export function authenticateBearer(ctx: Context, token: string): Promise<number | undefined> {
+  return tokenUser(ctx, token);
+}
+
+/** HTTP Basic: the password is the user's password or one of the user's personal access tokens. */
+export async function authenticateBasic(ctx: Context, username: string, password: string): Promise<number | undefined> {
+  const key = basicKey(username, password);
+  const cached = ctx.authCache.get(key);
+  if (cached !== undefined) return cached;
+  const user = await repo.findUserByName(ctx.db, username);
+  const ok =
+    (user !== undefined && looksLikePersonalToken(password) && (await tokenUser(ctx, password)) === user.id) ||
+    (await verifyPassword(user?.password_hash, password));
+  if (!ok || !user) return undefined;
+  ctx.authCache.set(key, user.id);
+  return user.id;
+}
+
+export type Session = {
+  access_token: string;
+  expires_in: number;
+  refresh_token: string;
+  refresh_expires: string;
+  refresh_endpoint: string;
+};
+
+async function issueSession(ctx: Context, db: Queryable, userId: number, family: string): Promise<Session> {
+  const now = Date.now();
+  const access = newToken('access');
+  const refresh = newToken('refresh');
+  const refreshExpires = new Date(now + ctx.config.refreshTokenTtl * 1000);
+  await repo.insertToken(db, {
+    userId,
+    kind: 'access',
+    hash: access.hash,
+    family,
+    expiresAt: new Date(now + ctx.config.accessTokenTtl * 1000),
+  });
+  await repo.insertToken(db, { userId, kind: 'refresh', hash: refresh.hash, family, expiresAt: refreshExpires });
+  return {
+    access_token: access.token,
+    expires_in: ctx.config.accessTokenTtl,
+    refresh_token: refresh.token,
+    refresh_expires: refreshExpires.toISOString(),
+    refresh_endpoint: '/v1/auth/refresh',
+  };
+}
+
+export async function login(ctx: Context, username: string, password: string): Promise<Session | undefined> {
+  const user = await repo.findUserByName(ctx.db, username);
+  if (!(await verifyPassword(user?.password_hash, password)) || !user) return undefined;
+  return withTransaction(ctx.db, (tx) => issueSession(ctx, tx, user.id, randomUUID()));
+}
+
+/**
+ * Rotates a refresh token: the old one is spent, a new pair is issued in the same family. A refresh token
+ * presented a second time means it leaked: the whole family (that login's tokens) is revoked.
+ */
+export async function refresh(ctx: Context, refreshToken: string): Promise<Session | undefined> {
+  const hash = hashToken(refreshToken);
+  const row = await repo.findLiveToken(ctx.db, hash);
+  if (!row || row.kind !== 'refresh' || !sameSecret(row.token_hash, hash) || !row.family) return undefined;
+  const family = row.family;
+  const session = await withTransaction(ctx.db, async (tx) => {
+    if (!(await repo.useRefreshToken(tx, row.id))) return undefined;
+    return issueSession(ctx, tx, row.user_id, family);
+  });
+  if (!session) {
+    await repo.deleteFamily(ctx.db, row.user_id, family);
+    await credentialsChanged(ctx);
+  }
+  return session;
+}
+
+/** Revokes the session of the given refresh token, or every session of the user. */
+export async function logout(ctx: Context, userId: number, refreshToken?: string): Promise<void> {
+  if (refreshToken === undefined) {
+    await repo.deleteSessions(ctx.db, userId);
+  } else {
+    const row = await repo.findLiveToken(ctx.db, hashToken(refreshToken));
+    if (row && row.user_id === userId && row.family) await repo.deleteFamily(ctx.db, userId, row.family);
+  }
+  await credentialsChanged(ctx);
+}
+
+async function credentialsChanged(ctx: Pick<Context, 'db' | 'authCache'>): Promise<void> {
+  ctx.authCache.clear();
+  await repo.announceCredentialChange(ctx.db);
+}
+
+// Administration (the CLI).
+
+export async function addUser(ctx: Pick<Context, 'db'>, username: string, password: string): Promise<number> {
+  checkNewCredentials(username, password);
+  if (await repo.findUserByName(ctx.db, username)) throw new AuthInputError(`User ${username} already exists`);
+  return repo.insertUser(ctx.db, username, await hashPassword(password));
+}
+
+export async function setPassword(ctx: Pick<Context, 'db' | 'authCache'>, username: string, password: string): Promise<void> {
+  checkNewCredentials(username, password);
+  const id = await repo.updatePassword(ctx.db, username, await hashPassword(password));
+  if (id === undefined) throw new AuthInputError(`No user ${username}`);
+  await repo.deleteSessions(ctx.db, id);
+  await credentialsChanged(ctx);
+}
+
+export async function removeUser(ctx: Pick<Context, 'db' | 'authCache'>, username: string): Promise<void> {
+  if (!(await repo.deleteUser(ctx.db, username))) throw new AuthInputError(`No user ${username}`);
+  await credentialsChanged(ctx);
+}
+
+export async function createPersonalToken(
+  ctx: Pick<Context, 'db'>,
+  username: string,
+  label?: string,
+): Promise<{ id: number; token: string }> {
+  const user = await repo.findUserByName(ctx.db, username);
+  if (!user) throw new AuthInputError(`No user ${username}`);
+  const t = newToken('personal');
+  const id = await repo.insertToken(ctx.db, { userId: user.id, kind: 'personal', hash: t.hash, label });
+  return { id, token: t.token };
+}
+
+export async function revokePersonalToken(ctx: Pick<Context, 'db' | 'authCache'>, id: number): Promise<void> {
+  if (!(await repo.deletePersonalToken(ctx.db, id))) throw new AuthInputError(`No personal access token ${id}`);
+  await credentialsChanged(ctx);
+}

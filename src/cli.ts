@@ -1,0 +1,132 @@
+import readline from 'node:readline';
+import { Command } from 'commander';
+import { AuthCache } from './auth/cache';
+import * as auth from './auth/service';
+import { listUsers } from './auth/repo';
+import { loadConfig } from './config';
+import { whenDatabaseUp } from './db/connect';
+import { openDatabase } from './db/database';
+import { migrate } from './db/migrate';
+import { createPool, type Db } from './db/pool';
+import { createLogger } from './logger';
+
+type Ctx = { db: Db; authCache: AuthCache };
+
+/** Opens the database the server uses (joining a running server's embedded PostgreSQL), runs fn, closes it. */
+async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
+  const logger = createLogger(verbose ? config.logLevel : 'warn');
+  const database = await openDatabase(config, logger, { attach: true });
+  try {
+    await whenDatabaseUp(() => migrate(database.url, logger), logger, 10_000);
+    const db = createPool(database.url, { max: 2, timeoutMs: config.dbTimeoutMs, logger, applicationName: 'castsync-cli' });
+    try {
+      return await fn({ db, authCache: new AuthCache(0) });
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+async function readPassword(fromStdin: boolean): Promise<string> {
+  if (fromStdin || !process.stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  }
+  const ask = (prompt: string) =>
+    new Promise<string>((resolve) => {
+      const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      const write = (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput;
+      (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
+        if (s.startsWith(prompt)) write.call(rl, s);
+      };
+      rl.question(prompt, (answer) => {
+        rl.close();
+        process.stderr.write('\n');
+        resolve(answer);
+      });
+    });
+  const first = await ask('Password: ');
+  if ((await ask('Repeat password: ')) !== first) throw new auth.AuthInputError('The passwords do not match');
+  return first;
+}
+
+const program = new Command()
+  .name('castsync')
+  .description('castsync administration: users, tokens and the database schema')
+  .showHelpAfterError();
+
+const user = program.command('user').description('manage users');
+user
+  .command('add')
+  .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
+  .option('--password-stdin', 'read the password from standard input')
+  .description('create a user')
+  .action(async (name: string, opts: { passwordStdin?: boolean }) => {
+    const password = await readPassword(opts.passwordStdin === true);
+    await withDatabase((ctx) => auth.addUser(ctx, name, password));
+    console.log(`User ${name} created`);
+  });
+user
+  .command('passwd')
+  .argument('<name>')
+  .option('--password-stdin', 'read the password from standard input')
+  .description("set a user's password (and sign out the user's sessions)")
+  .action(async (name: string, opts: { passwordStdin?: boolean }) => {
+    const password = await readPassword(opts.passwordStdin === true);
+    await withDatabase((ctx) => auth.setPassword(ctx, name, password));
+    console.log(`Password of ${name} changed`);
+  });
+user
+  .command('remove')
+  .argument('<name>')
+  .description('remove a user and all of their data')
+  .action(async (name: string) => {
+    await withDatabase((ctx) => auth.removeUser(ctx, name));
+    console.log(`User ${name} removed`);
+  });
+user
+  .command('list')
+  .description('list users')
+  .action(async () => {
+    const rows = await withDatabase((ctx) => listUsers(ctx.db));
+    for (const r of rows) console.log(`${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}`);
+  });
+
+const token = program.command('token').description('manage personal access tokens');
+token
+  .command('create')
+  .argument('<name>', 'the user the token belongs to')
+  .option('--label <label>', 'a note to recognise the token by')
+  .description('create a personal access token (shown once)')
+  .action(async (name: string, opts: { label?: string }) => {
+    const t = await withDatabase((ctx) => auth.createPersonalToken(ctx, name, opts.label));
+    console.error(`Token ${t.id} for ${name} (shown only now; use it as a Bearer token or as the Basic password):`);
+    console.log(t.token);
+  });
+token
+  .command('revoke')
+  .argument('<id>', 'the token id printed by token create')
+  .description('revoke a personal access token')
+  .action(async (id: string) => {
+    if (!/^\d+$/.test(id)) throw new auth.AuthInputError('The token id is a number');
+    await withDatabase((ctx) => auth.revokePersonalToken(ctx, Number(id)));
+    console.log(`Token ${id} revoked`);
+  });
+
+program
+  .command('migrate')
+  .description('bring the database schema up to date (the server also does this when it starts)')
+  .action(async () => {
+    await withDatabase(async () => undefined);
+    console.log('Database schema is up to date');
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(`castsync: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,99 @@
+import path from 'node:path';
+import dotenv from 'dotenv';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const seconds = z.coerce.number().int().positive();
+
+// TRUST_PROXY follows Express's "trust proxy": true/false, a hop count, or a list of addresses/subnets.
+const trustProxy = z.string().transform((v): boolean | number | string => {
+  if (v === 'true') return true;
+  if (v === 'false' || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+});
+
+const schema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: port.default(8080),
+  DATA_DIR: z.string().min(1).default('./data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: trustProxy.default(false),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
+  ACCESS_TOKEN_TTL: seconds.default(3600),
+  REFRESH_TOKEN_TTL: seconds.default(30 * 24 * 3600),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+  DB_TIMEOUT_MS: z.coerce.number().int().positive().default(2000),
+  AUTH_CACHE_TTL: z.coerce.number().int().min(0).default(60),
+  LOGIN_RATE_LIMIT: z.coerce.number().int().positive().default(10),
+  AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().positive().default(20),
+  RATE_LIMIT_WINDOW: seconds.default(900),
+  SHUTDOWN_TIMEOUT: seconds.default(10),
+  WORKER: z.enum(['true', 'false']).default('true'),
+});
+
+export type Config = Readonly<{
+  databaseUrl: string | undefined;
+  host: string;
+  port: number;
+  dataDir: string;
+  logLevel: string;
+  trustProxy: boolean | number | string;
+  publicUrl: string | undefined;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  dbPoolMax: number;
+  dbTimeoutMs: number;
+  authCacheTtl: number;
+  loginRateLimit: number;
+  authFailureRateLimit: number;
+  rateLimitWindow: number;
+  shutdownTimeout: number;
+  worker: boolean;
+}>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; an invalid value throws a ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, { dotenvFile = true } = {}): Config {
+  const source = { ...env };
+  if (dotenvFile) {
+    const parsed = dotenv.config({ processEnv: {}, quiet: true }).parsed ?? {};
+    for (const [k, v] of Object.entries(parsed)) source[k] ??= v;
+  }
+  // An empty variable counts as unset, as in most shells' `VAR= cmd`.
+  for (const k of Object.keys(source)) if (source[k] === '') delete source[k];
+  const r = schema.safeParse(source);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    throw new ConfigError(`Invalid ${name}: ${issue?.message ?? 'invalid value'}`);
+  }
+  const e = r.data;
+  return Object.freeze({
+    databaseUrl: e.DATABASE_URL,
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: path.resolve(e.DATA_DIR),
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    publicUrl: e.PUBLIC_URL,
+    accessTokenTtl: e.ACCESS_TOKEN_TTL,
+    refreshTokenTtl: e.REFRESH_TOKEN_TTL,
+    dbPoolMax: e.DB_POOL_MAX,
+    dbTimeoutMs: e.DB_TIMEOUT_MS,
+    authCacheTtl: e.AUTH_CACHE_TTL,
+    loginRateLimit: e.LOGIN_RATE_LIMIT,
+    authFailureRateLimit: e.AUTH_FAILURE_RATE_LIMIT,
+    rateLimitWindow: e.RATE_LIMIT_WINDOW,
+    shutdownTimeout: e.SHUTDOWN_TIMEOUT,
+    worker: e.WORKER === 'true',
+  });
+}

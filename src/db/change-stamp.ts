@@ -1,0 +1,25 @@
+import type { Queryable } from './pool';
+
+/**
+ * Locks the user's row for the rest of the transaction and returns the stamp for this transaction's
+ * changes: the current time in whole milliseconds, or 1 ms after the user's previous stamp if the clock
+ * has not moved on. Writers of one user queue on the row lock, so their stamps follow commit order, and
+ * a reader that saw last_change = T can never later find a new change stamped at or before T.
+ */
+export async function takeChangeStamp(tx: Queryable, userId: number): Promise<Date> {
+  const r = await tx.query<{ last_change: Date }>(
+    `UPDATE users
+        SET last_change = greatest(date_trunc('milliseconds', clock_timestamp()), last_change + interval '1 millisecond')
+      WHERE id = $1
+      RETURNING last_change`,
+    [userId],
+  );
+  const stamp = r.rows[0]?.last_change;
+  if (!stamp) throw new Error(`user ${userId} does not exist`);
+  return stamp;
+}
+
+/** Serialises with the user's writers without taking a stamp (nothing visible changes yet). */
+export async function lockUser(tx: Queryable, userId: number): Promise<void> {
+  await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [userId]);
+}

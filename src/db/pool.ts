@@ -1,0 +1,55 @@
+import pg from 'pg';
+import type { Logger } from '../logger';
+
+// Ids and counts are int8; they stay far below 2^53, so they are read as plain numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export type Db = pg.Pool;
+export type Tx = pg.PoolClient;
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export function createPool(
+  connectionString: string,
+  opts: { max: number; timeoutMs: number; logger: Logger; applicationName?: string },
+): Db {
+  const pool = new pg.Pool({
+    connectionString,
+    max: opts.max,
+    // A database that does not answer must turn into a 503 quickly, not a hanging request.
+    connectionTimeoutMillis: opts.timeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: opts.applicationName ?? 'castsync',
+    statement_timeout: 30_000,
+  });
+  // Without a listener, an idle client losing its connection would crash the process.
+  pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle database connection lost'));
+  return pool;
+}
+
+const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock
+
+/** Runs fn in one transaction; serialization failures and deadlocks are retried a few times. */
+export async function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await db.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        broken = rollbackErr as Error;
+      }
+      const code = (err as { code?: string }).code;
+      if (!broken && code && RETRYABLE.has(code) && attempt < 5) continue;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import { Logger as QueueLogger, type LogFunctionFactory } from 'graphile-worker';
+import type { Queryable } from '../db/pool';
+import type { Logger } from '../logger';
+
+export const DELETE_TASK = 'delete_subscription';
+export const CLEANUP_TASK = 'cleanup_tokens';
+
+/** graphile-worker's log lines, through pino. */
+export function queueLogger(logger: Logger): QueueLogger {
+  const factory: LogFunctionFactory = (scope) => (level, message, meta) => {
+    const fields = { ...scope, ...meta, component: 'jobs' };
+    if (level === 'error') logger.error(fields, message);
+    else if (level === 'warning') logger.warn(fields, message);
+    else logger.debug(fields, message);
+  };
+  return new QueueLogger(factory);
+}
+
+/**
+ * Queues a job in the caller's transaction, so that the job exists exactly when the transaction that
+ * asked for it commits (graphile-worker's add_job is plain SQL).
+ */
+export async function addJob(tx: Queryable, task: string, payload: object, maxAttempts = 10): Promise<void> {
+  await tx.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)', [task, JSON.stringify(payload), maxAttempts]);
+}

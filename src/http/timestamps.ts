@@ -1,0 +1,26 @@
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))$/;
+
+/**
+ * Parses an ISO 8601 date-time with `Z` or an offset and any fraction, to whole milliseconds (the
+ * precision stamps are stored at, so "strictly later" stays exact). A space where the offset sign
+ * stands is read as `+`: an unencoded `+` in a query string arrives as a space.
+ */
+export function parseTimestamp(value: string): Date | undefined {
+  const m = ISO.exec(value);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, frac = '', z, sign, oh = '0', om = '0'] = m;
+  const year = Number(y), month = Number(mo), day = Number(d);
+  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || Number(oh) > 23 || Number(om) > 59) return undefined;
+  const ms = Number(frac.padEnd(3, '0').slice(0, 3));
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
+  date.setUTCFullYear(year); // Date.UTC reads years below 100 as 19xx
+  if (!z) date.setTime(date.getTime() - (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** UTC ISO 8601 with milliseconds: 2026-11-22T10:15:30.123Z. */
+export const iso = (d: Date): string => d.toISOString();

@@ -1,0 +1,65 @@
+import type { Request, RequestHandler } from 'express';
+import client from 'prom-client';
+import type { Db } from './db/pool';
+
+/** The route template a request matched ("/v1/subscriptions/:guid"), never the raw path. */
+export function routeTemplate(req: Request): string {
+  return req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+}
+
+export type Metrics = { registry: client.Registry; middleware: RequestHandler };
+
+export function createMetrics(db: Db): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const duration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route template, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  new client.Gauge({
+    name: 'castsync_db_pool_connections',
+    help: 'Database pool connections by state',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, db.totalCount);
+      this.set({ state: 'idle' }, db.idleCount);
+      this.set({ state: 'waiting' }, db.waitingCount);
+    },
+  });
+  new client.Gauge({
+    name: 'castsync_jobs_queued',
+    help: 'Jobs in the queue (waiting, running or waiting for a retry)',
+    registers: [registry],
+    async collect() {
+      try {
+        const r = await db.query<{ n: number }>('SELECT count(*) AS n FROM graphile_worker.jobs');
+        this.set(r.rows[0]?.n ?? 0);
+      } catch {
+        this.set(NaN);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'castsync_deletions_pending',
+    help: 'Deletion requests accepted and not yet processed',
+    registers: [registry],
+    async collect() {
+      try {
+        const r = await db.query<{ n: number }>(`SELECT count(*) AS n FROM deletions WHERE status = 'PENDING'`);
+        this.set(r.rows[0]?.n ?? 0);
+      } catch {
+        this.set(NaN);
+      }
+    },
+  });
+  const middleware: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => end({ method: req.method, route: routeTemplate(req), status: String(res.statusCode) }));
+    next();
+  };
+  return { registry, middleware };
+}

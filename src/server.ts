@@ -1,0 +1,78 @@
+import http from 'node:http';
+import net from 'node:net';
+import { createApp, type AppState } from './app';
+import { AuthCache, listenForCredentialChanges } from './auth/cache';
+import { ConfigError, loadConfig, type Config } from './config';
+import { whenDatabaseUp } from './db/connect';
+import { openDatabase } from './db/database';
+import { migrate } from './db/migrate';
+import { createPool } from './db/pool';
+import { startWorker } from './deletions/worker';
+import { createLogger, type Logger } from './logger';
+
+async function main(config: Config, logger: Logger) {
+  const database = await openDatabase(config, logger, { attach: false });
+  await whenDatabaseUp(() => migrate(database.url, logger), logger);
+  const db = createPool(database.url, { max: config.dbPoolMax, timeoutMs: config.dbTimeoutMs, logger });
+  const authCache = new AuthCache(config.authCacheTtl * 1000);
+  const listener = listenForCredentialChanges(database.url, authCache, logger);
+  const state: AppState = { draining: false };
+  const app = createApp({ db, config, logger, authCache, state });
+  const worker = config.worker ? await startWorker({ db, logger }) : undefined;
+
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const address = server.address() as net.AddressInfo;
+  logger.info({ host: address.address, port: address.port, embeddedDatabase: database.embedded }, 'castsync listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    stopping = true;
+    const deadline = Date.now() + config.shutdownTimeout * 1000 - 1500;
+    logger.info({ signal }, 'shutting down: draining requests');
+    state.draining = true;
+    // Stop listening, but let each open connection finish its request: every response now says
+    // "Connection: close", so keep-alive clients reconnect (elsewhere) instead of being cut off.
+    server.on('request', (_req, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
+    const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+    const idleSweep = setTimeout(() => server.closeIdleConnections(), 1000);
+    const force = setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now()));
+    await closed;
+    clearTimeout(idleSweep);
+    clearTimeout(force);
+    try {
+      await worker?.stop();
+      await listener.stop();
+      await db.end();
+      await database.stop();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, (s) => void shutdown(s));
+}
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`castsync: ${err.message}\n`);
+  process.exit(1);
+}
+const logger = createLogger(config.logLevel);
+main(config, logger).catch((err: unknown) => {
+  logger.fatal({ err }, 'castsync could not start');
+  process.exit(1);
+});

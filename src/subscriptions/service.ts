@@ -1,0 +1,191 @@
+import type { Context } from '../context';
+import { takeChangeStamp } from '../db/change-stamp';
+import { withTransaction } from '../db/pool';
+import { Gone, NotFound, ValidationFailed } from '../http/errors';
+import { iso } from '../http/timestamps';
+import type { ListQuery } from './list-query';
+import { planUpsert, type Item } from './plan';
+import * as repo from './repo';
+import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
+
+export type Success = { feed_url: string; guid: string; is_subscribed: true; subscription_changed: string };
+export type Failure = { feed_url: string; message: string };
+
+/** Checks one requested feed; a string is the failure message. */
+function checkItem(input: { feed_url: string; guid?: string | undefined }): Item | string {
+  const url = checkFeedUrl(input.feed_url);
+  if (!url.ok) return url.message;
+  let guid: string | undefined;
+  if (input.guid !== undefined) {
+    guid = parseGuid(input.guid);
+    if (!guid) return 'Invalid guid';
+  }
+  return {
+    feedUrl: url.feedUrl,
+    key: url.key,
+    hash: urlHash(url.key),
+    guid: guid ?? podcastGuid(url.feedUrl),
+    explicitGuid: guid !== undefined,
+  };
+}
+
+/**
+ * Subscribes the user to each feed, in one transaction with a constant number of statements whatever
+ * the number of feeds. Every item gets one success or failure entry, in request order.
+ */
+export async function subscribe(
+  ctx: Context,
+  userId: number,
+  inputs: { feed_url: string; guid?: string | undefined }[],
+): Promise<{ success: Success[]; failure: Failure[] }> {
+  const checked = inputs.map(checkItem);
+  const failure: Failure[] = [];
+  const items: Item[] = [];
+  checked.forEach((c, i) => {
+    if (typeof c === 'string') failure.push({ feed_url: inputs[i]!.feed_url, message: c });
+    else items.push(c);
+  });
+  if (items.length === 0) return { success: [], failure };
+
+  return withTransaction(ctx.db, async (tx) => {
+    const stamp = await takeChangeStamp(tx, userId);
+    const matches = await repo.findMatches(tx, userId, items.map((x) => x.guid), items.map((x) => x.hash));
+    const { slots, itemSlots } = planUpsert(items, matches);
+
+    const created = slots.filter((s) => s.id === undefined);
+    const ids = await repo.insertSubscriptions(tx, userId, created, stamp);
+    for (const s of created) s.id = ids.get(s.guid);
+    await repo.resubscribe(
+      tx,
+      userId,
+      slots.filter((s) => !created.includes(s)).map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
+      stamp,
+    );
+    await repo.addGuids(tx, userId, slots.flatMap((s) => s.newGuids.map((guid) => ({ sid: s.id!, guid }))), stamp);
+    await repo.addUrls(tx, userId, slots.flatMap((s) => [...s.newUrls.values()].map((u) => ({ sid: s.id!, ...u }))));
+
+    const changed = iso(stamp);
+    const success = items.map((item, i) => ({
+      feed_url: item.feedUrl,
+      guid: itemSlots[i]!.guid,
+      is_subscribed: true as const,
+      subscription_changed: changed,
+    }));
+    return { success, failure };
+  });
+}
+
+export type RecordOut = {
+  feed_url: string;
+  guid: string;
+  is_subscribed: boolean;
+  subscription_changed?: string;
+  new_guid?: string;
+  guid_changed?: string;
+  deleted?: string;
+};
+
+/** A record as clients see it, named by `guid` (an earlier guid of its chain, or its current one). */
+export function present(row: repo.SubscriptionRow, guid: string): RecordOut {
+  const out: RecordOut = {
+    feed_url: row.feed_url,
+    guid,
+    is_subscribed: row.is_subscribed,
+    subscription_changed: iso(row.subscription_changed),
+  };
+  if (row.guid !== guid) out.new_guid = row.guid;
+  if (row.guid_changed) out.guid_changed = iso(row.guid_changed);
+  if (row.deleted) out.deleted = iso(row.deleted);
+  return out;
+}
+
+export async function list(
+  ctx: Context,
+  userId: number,
+  q: ListQuery,
+): Promise<{ syncTimestamp: string; total: number; records: RecordOut[] }> {
+  const r = await repo.listPage(ctx.db, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
+  return { syncTimestamp: iso(r.lastChange), total: r.total, records: r.rows.map((row) => present(row, row.shown_guid)) };
+}
+
+export async function getOne(ctx: Context, userId: number, guid: string): Promise<RecordOut> {
+  const row = await repo.findByGuid(ctx.db, userId, guid);
+  if (!row) throw new NotFound();
+  if (row.deleted) throw new Gone();
+  return present(row, guid);
+}
+
+export type Patch = { new_feed_url?: string | undefined; new_guid?: string | undefined; is_subscribed?: boolean | undefined };
+export type PatchResult = {
+  new_feed_url?: string;
+  is_subscribed?: boolean;
+  subscription_changed?: string;
+  new_guid?: string;
+  guid_changed?: string;
+};
+
+/** PATCH: applies to the latest record of the chain; reports only what changed. */
+export async function update(ctx: Context, userId: number, guid: string, patch: Patch): Promise<PatchResult> {
+  const url = patch.new_feed_url === undefined ? undefined : checkFeedUrl(patch.new_feed_url);
+  if (url && !url.ok) throw new ValidationFailed(url.message);
+  const newGuid = patch.new_guid === undefined ? undefined : parseGuid(patch.new_guid);
+  if (patch.new_guid !== undefined && !newGuid) throw new ValidationFailed('Invalid guid');
+
+  return withTransaction(ctx.db, async (tx) => {
+    const stamp = await takeChangeStamp(tx, userId);
+    const row = await repo.findByGuid(tx, userId, guid, true);
+    if (!row) throw new NotFound();
+    if (row.deleted) throw new Gone();
+    const out: PatchResult = {};
+    const next = {
+      feedUrl: row.feed_url,
+      guid: row.guid,
+      isSubscribed: row.is_subscribed,
+      subscriptionChanged: row.subscription_changed,
+      guidChanged: row.guid_changed,
+      deleted: row.deleted as Date | null,
+    };
+    if (url?.ok && url.feedUrl !== row.feed_url) {
+      next.feedUrl = url.feedUrl;
+      next.subscriptionChanged = stamp;
+      out.new_feed_url = url.feedUrl;
+      await repo.addUrls(tx, userId, [{ sid: row.id, hash: urlHash(url.key), feedUrl: url.feedUrl }]);
+    }
+    if (patch.is_subscribed !== undefined && patch.is_subscribed !== row.is_subscribed) {
+      next.isSubscribed = patch.is_subscribed;
+      next.subscriptionChanged = stamp;
+      out.is_subscribed = patch.is_subscribed;
+    }
+    if (out.new_feed_url !== undefined || out.is_subscribed !== undefined) out.subscription_changed = iso(stamp);
+
+    if (newGuid && newGuid !== row.guid) {
+      out.new_guid = newGuid;
+      out.guid_changed = iso(stamp);
+      const other = await repo.findByGuid(tx, userId, newGuid, true);
+      if (other && other.id !== row.id) {
+        // The user already has a record with that guid: the two become one, and the most recently
+        // changed state (this PATCH counts as a change of this record) wins.
+        const thisWins = out.subscription_changed !== undefined || row.changed > other.changed;
+        const winner = thisWins
+          ? next
+          : {
+              ...next,
+              feedUrl: other.feed_url,
+              isSubscribed: other.is_subscribed,
+              subscriptionChanged: other.subscription_changed,
+              deleted: other.deleted,
+            };
+        await repo.mergeInto(tx, userId, row.id, other.id);
+        await repo.reviveGuid(tx, userId, newGuid, stamp);
+        await repo.updateRecord(tx, userId, other.id, { ...winner, guid: newGuid, guidChanged: stamp });
+        return out;
+      }
+      if (other) await repo.reviveGuid(tx, userId, newGuid, stamp);
+      else await repo.addGuids(tx, userId, [{ sid: row.id, guid: newGuid }], stamp);
+      next.guid = newGuid;
+      next.guidChanged = stamp;
+    }
+    if (Object.keys(out).length > 0) await repo.updateRecord(tx, userId, row.id, next);
+    return out;
+  });
+}

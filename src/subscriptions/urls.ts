@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+
+export const MAX_URL_LENGTH = 2048;
+
+/** Schemes that podcast apps use for "subscribe" links; they name an http feed. */
+const PODCAST_SCHEMES = new Set(['itpc', 'pcast', 'feed', 'podcast']);
+const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443' };
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+
+export type FeedUrlResult =
+  | { ok: true; feedUrl: string; key: string }
+  | { ok: false; message: 'No protocol present' | 'Unsupported protocol' | 'Invalid URL' | 'URL too long' };
+
+/**
+ * Validates a feed URL as a client sent it. feedUrl is what is stored (podcast schemes rewritten to http,
+ * everything else as sent); key is the form compared when matching: scheme and host lower case, no
+ * default port, no fragment, path and query unchanged.
+ */
+export function checkFeedUrl(raw: string): FeedUrlResult {
+  if (raw.length > MAX_URL_LENGTH) return { ok: false, message: 'URL too long' };
+  const m = SCHEME.exec(raw);
+  if (!m) return { ok: false, message: 'No protocol present' };
+  let scheme = m[1]!.toLowerCase();
+  if (PODCAST_SCHEMES.has(scheme)) scheme = 'http';
+  if (scheme !== 'http' && scheme !== 'https') return { ok: false, message: 'Unsupported protocol' };
+  const rest = raw.slice(m[0].length);
+  const feedUrl = `${scheme}://${rest}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(feedUrl);
+  } catch {
+    return { ok: false, message: 'Invalid URL' };
+  }
+  if (!parsed.hostname || /[\s<>"{}|\\^`]/.test(raw) || /[\u0000-\u001f\u007f]/.test(raw)) {
+    return { ok: false, message: 'Invalid URL' };
+  }
+  // The path and query as sent: everything after the authority, without the fragment.
+  const authorityEnd = rest.search(/[/?#]/);
+  const tail = authorityEnd < 0 ? '' : rest.slice(authorityEnd).replace(/#.*$/s, '');
+  const userinfo = parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : '';
+  const port = parsed.port && parsed.port !== DEFAULT_PORTS[scheme] ? `:${parsed.port}` : '';
+  const path = tail === '' || tail.startsWith('?') ? `/${tail}` : tail;
+  return { ok: true, feedUrl, key: `${scheme}://${userinfo}${parsed.hostname}${port}${path}` };
+}
+
+/** SHA-256 of the matching key: what the database indexes (a btree entry must stay small). */
+export function urlHash(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID in any case, returned lower case; undefined when the value is not one. */
+export function parseGuid(value: string): string | undefined {
+  return UUID_RE.test(value) ? value.toLowerCase() : undefined;
+}
+
+const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex');
+
+/**
+ * The Podcasting 2.0 guid of a feed: UUIDv5 in the podcast namespace of the URL with its scheme and
+ * trailing slashes removed.
+ */
+export function podcastGuid(feedUrl: string): string {
+  const name = feedUrl.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '').replace(/\/+$/, '');
+  const hash = createHash('sha1').update(PODCAST_NAMESPACE).update(name, 'utf8').digest();
+  const b = hash.subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x50;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const x = b.toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
