@@ -20,7 +20,12 @@ async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   const database = await openDatabase(config, logger, { attach: true });
   try {
     await whenDatabaseUp(() => migrate(database.url, logger), logger, 10_000);
-    const db = createPool(database.url, { max: 2, timeoutMs: config.dbTimeoutMs, logger, applicationName: 'castsync-cli' });
+    const db = createPool(database.url, {
+      max: 2,
+      timeoutMs: config.dbTimeoutMs,
+      logger,
+      applicationName: 'castsync-cli',
+    });
     try {
       return await fn({ db, authCache: new AuthCache(0) });
     } finally {
@@ -35,7 +40,9 @@ async function readPassword(fromStdin: boolean): Promise<string> {
   if (fromStdin || !process.stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const c of process.stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
   }
   const ask = (prompt: string) =>
     new Promise<string>((resolve) => {
@@ -94,7 +101,8 @@ user
   .description('list users')
   .action(async () => {
     const rows = await withDatabase((ctx) => listUsers(ctx.db));
-    for (const r of rows) console.log(`${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}`);
+    for (const r of rows)
+      console.log(`${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}`);
   });
 
 const token = program.command('token').description('manage personal access tokens');

@@ -43,7 +43,11 @@ export class AuthCache {
 }
 
 /** Listens for credential changes; while the listener is not connected, nothing is cached. */
-export function listenForCredentialChanges(url: string, cache: AuthCache, logger: Logger): { stop: () => Promise<void> } {
+export function listenForCredentialChanges(
+  url: string,
+  cache: AuthCache,
+  logger: Logger,
+): { stop: () => Promise<void> } {
   let client: pg.Client | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

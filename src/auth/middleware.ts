@@ -66,10 +66,8 @@ function limiter(config: Config, limit: number, username: (req: Request) => stri
 /** Login attempts and failed authentication, limited per client address and username. */
 export function authRateLimits(config: Config): { login: RequestHandler; failedAuth: RequestHandler } {
   return {
-    login: limiter(
-      config,
-      config.loginRateLimit,
-      (req) => String((req.body as { username?: unknown } | undefined)?.username ?? ''),
+    login: limiter(config, config.loginRateLimit, (req) =>
+      String((req.body as { username?: unknown } | undefined)?.username ?? ''),
     ),
     failedAuth: limiter(
       config,

@@ -18,14 +18,18 @@ export async function findUserByName(db: Queryable, username: string): Promise<U
 }
 
 export async function insertUser(db: Queryable, username: string, passwordHash: string): Promise<number> {
-  const r = await db.query<{ id: number }>(
-    'INSERT INTO users (username, password_hash) VALUES ($1, $2) RETURNING id',
-    [username, passwordHash],
-  );
+  const r = await db.query<{ id: number }>('INSERT INTO users (username, password_hash) VALUES ($1, $2) RETURNING id', [
+    username,
+    passwordHash,
+  ]);
   return r.rows[0]!.id;
 }
 
-export async function updatePassword(db: Queryable, username: string, passwordHash: string): Promise<number | undefined> {
+export async function updatePassword(
+  db: Queryable,
+  username: string,
+  passwordHash: string,
+): Promise<number | undefined> {
   const r = await db.query<{ id: number }>('UPDATE users SET password_hash = $2 WHERE username = $1 RETURNING id', [
     username,
     passwordHash,
@@ -38,7 +42,9 @@ export async function deleteUser(db: Queryable, username: string): Promise<boole
   return r.rowCount === 1;
 }
 
-export async function listUsers(db: Queryable): Promise<{ id: number; username: string; created_at: Date; subscriptions: number }[]> {
+export async function listUsers(
+  db: Queryable,
+): Promise<{ id: number; username: string; created_at: Date; subscriptions: number }[]> {
   const r = await db.query<{ id: number; username: string; created_at: Date; subscriptions: number }>(
     `SELECT u.id, u.username, u.created_at,
             (SELECT count(*) FROM subscriptions s WHERE s.user_id = u.id AND s.is_subscribed) AS subscriptions
@@ -71,7 +77,9 @@ export async function findLiveToken(db: Queryable, hash: Buffer): Promise<TokenR
 
 /** Marks a refresh token used; false when another request used it first (the rotation is atomic). */
 export async function useRefreshToken(db: Queryable, id: number): Promise<boolean> {
-  const r = await db.query(`UPDATE tokens SET used_at = now() WHERE id = $1 AND kind = 'refresh' AND used_at IS NULL`, [id]);
+  const r = await db.query(`UPDATE tokens SET used_at = now() WHERE id = $1 AND kind = 'refresh' AND used_at IS NULL`, [
+    id,
+  ]);
   return r.rowCount === 1;
 }
 

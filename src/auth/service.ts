@@ -127,7 +127,11 @@ export async function addUser(ctx: Pick<Context, 'db'>, username: string, passwo
   return repo.insertUser(ctx.db, username, await hashPassword(password));
 }
 
-export async function setPassword(ctx: Pick<Context, 'db' | 'authCache'>, username: string, password: string): Promise<void> {
+export async function setPassword(
+  ctx: Pick<Context, 'db' | 'authCache'>,
+  username: string,
+  password: string,
+): Promise<void> {
   checkNewCredentials(username, password);
   const id = await repo.updatePassword(ctx.db, username, await hashPassword(password));
   if (id === undefined) throw new AuthInputError(`No user ${username}`);

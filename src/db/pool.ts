@@ -24,6 +24,8 @@ export function createPool(
   });
   // Without a listener, an idle client losing its connection would crash the process.
   pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle database connection lost'));
+  // A connection that breaks while checked out fails its query; the client must not crash the process.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

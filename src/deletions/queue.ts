@@ -21,5 +21,9 @@ export function queueLogger(logger: Logger): QueueLogger {
  * asked for it commits (graphile-worker's add_job is plain SQL).
  */
 export async function addJob(tx: Queryable, task: string, payload: object, maxAttempts = 10): Promise<void> {
-  await tx.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)', [task, JSON.stringify(payload), maxAttempts]);
+  await tx.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)', [
+    task,
+    JSON.stringify(payload),
+    maxAttempts,
+  ]);
 }

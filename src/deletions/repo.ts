@@ -10,7 +10,11 @@ export type DeletionRow = {
 
 const COLUMNS = 'id, user_id, subscription_id, status, message';
 
-export async function findPending(db: Queryable, userId: number, subscriptionId: number): Promise<DeletionRow | undefined> {
+export async function findPending(
+  db: Queryable,
+  userId: number,
+  subscriptionId: number,
+): Promise<DeletionRow | undefined> {
   const r = await db.query<DeletionRow>(
     `SELECT ${COLUMNS} FROM deletions WHERE user_id = $1 AND subscription_id = $2 AND status = 'PENDING' ORDER BY id LIMIT 1`,
     [userId, subscriptionId],
@@ -19,15 +23,18 @@ export async function findPending(db: Queryable, userId: number, subscriptionId:
 }
 
 export async function insertDeletion(db: Queryable, userId: number, subscriptionId: number): Promise<number> {
-  const r = await db.query<{ id: number }>('INSERT INTO deletions (user_id, subscription_id) VALUES ($1, $2) RETURNING id', [
-    userId,
-    subscriptionId,
-  ]);
+  const r = await db.query<{ id: number }>(
+    'INSERT INTO deletions (user_id, subscription_id) VALUES ($1, $2) RETURNING id',
+    [userId, subscriptionId],
+  );
   return r.rows[0]!.id;
 }
 
 export async function findDeletion(db: Queryable, userId: number, id: number): Promise<DeletionRow | undefined> {
-  const r = await db.query<DeletionRow>(`SELECT ${COLUMNS} FROM deletions WHERE user_id = $1 AND id = $2`, [userId, id]);
+  const r = await db.query<DeletionRow>(`SELECT ${COLUMNS} FROM deletions WHERE user_id = $1 AND id = $2`, [
+    userId,
+    id,
+  ]);
   return r.rows[0];
 }
 
@@ -36,7 +43,12 @@ export async function lockDeletion(db: Queryable, id: number): Promise<DeletionR
   return r.rows[0];
 }
 
-export async function finishDeletion(db: Queryable, id: number, status: 'SUCCESS' | 'FAILURE', message: string): Promise<void> {
+export async function finishDeletion(
+  db: Queryable,
+  id: number,
+  status: 'SUCCESS' | 'FAILURE',
+  message: string,
+): Promise<void> {
   await db.query(
     `UPDATE deletions SET status = $2, message = $3, finished_at = now() WHERE id = $1 AND status = 'PENDING'`,
     [id, status, message],
@@ -44,7 +56,12 @@ export async function finishDeletion(db: Queryable, id: number, status: 'SUCCESS
 }
 
 /** Marks the record deleted: unsubscribed, with `deleted` set; its guids and URLs stay for 410 and reinstatement. */
-export async function markSubscriptionDeleted(db: Queryable, userId: number, subscriptionId: number, stamp: Date): Promise<boolean> {
+export async function markSubscriptionDeleted(
+  db: Queryable,
+  userId: number,
+  subscriptionId: number,
+  stamp: Date,
+): Promise<boolean> {
   const r = await db.query(
     `UPDATE subscriptions SET is_subscribed = false, deleted = $3, subscription_changed = $3
       WHERE user_id = $1 AND id = $2 AND deleted IS NULL`,

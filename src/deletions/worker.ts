@@ -8,7 +8,10 @@ import { performDeletion } from './service';
  * The background worker, on the same database as the API: deletions, and an hourly clean-up of expired
  * tokens. Jobs live in Postgres, so work accepted before a crash is done after the restart.
  */
-export function startWorker(ctx: Pick<Context, 'db' | 'logger'>, { concurrency = 2, pollInterval = 1000 } = {}): Promise<Runner> {
+export function startWorker(
+  ctx: Pick<Context, 'db' | 'logger'>,
+  { concurrency = 2, pollInterval = 1000 } = {},
+): Promise<Runner> {
   return run({
     pgPool: ctx.db,
     concurrency,

@@ -1,7 +1,14 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isDatabaseUnavailable } from '../db/errors';
 import type { Logger } from '../logger';
-import { HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType, ValidationFailed } from './errors';
+import {
+  HttpError,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  UnsupportedMediaType,
+  ValidationFailed,
+} from './errors';
 
 /** Errors thrown by express.json(), mapped to the contract's statuses. */
 function fromBodyParser(err: { type?: unknown }): HttpError | undefined {

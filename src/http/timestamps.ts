@@ -9,8 +9,12 @@ export function parseTimestamp(value: string): Date | undefined {
   const m = ISO.exec(value);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, frac = '', z, sign, oh = '0', om = '0'] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;

@@ -46,7 +46,14 @@ export function planUpsert(items: Item[], matches: Match[]): { slots: Slot[]; it
     } else {
       slot = byKey.get(keyHex) ?? (m.urlSid !== null ? existing(m.urlSid, m.urlSidGuid!) : undefined);
       if (!slot) {
-        slot = { id: undefined, guid: item.guid, feedUrl: '', guidChanged: false, newGuids: [item.guid], newUrls: new Map() };
+        slot = {
+          id: undefined,
+          guid: item.guid,
+          feedUrl: '',
+          guidChanged: false,
+          newGuids: [item.guid],
+          newUrls: new Map(),
+        };
         slots.push(slot);
       } else if (item.explicitGuid) {
         slot.newGuids.push(item.guid);

@@ -11,13 +11,24 @@ export type SubscriptionRow = {
   changed: Date;
 };
 
-const COLUMNS = 's.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
+const COLUMNS =
+  's.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
 
-export type Match = { guidSid: number | null; guidSidGuid: string | null; urlSid: number | null; urlSidGuid: string | null };
+export type Match = {
+  guidSid: number | null;
+  guidSidGuid: string | null;
+  urlSid: number | null;
+  urlSidGuid: string | null;
+};
 
 /** For each (guid, url hash) pair, the user's record that has that guid, and the one that has that URL. */
 export async function findMatches(tx: Queryable, userId: number, guids: string[], hashes: Buffer[]): Promise<Match[]> {
-  const r = await tx.query<{ guid_sid: number | null; guid_sid_guid: string | null; url_sid: number | null; url_sid_guid: string | null }>(
+  const r = await tx.query<{
+    guid_sid: number | null;
+    guid_sid_guid: string | null;
+    url_sid: number | null;
+    url_sid_guid: string | null;
+  }>(
     `SELECT g.subscription_id AS guid_sid, gs.guid AS guid_sid_guid, u.subscription_id AS url_sid, us.guid AS url_sid_guid
        FROM unnest($2::uuid[], $3::bytea[]) WITH ORDINALITY AS i (guid, url_hash, ord)
        LEFT JOIN subscription_guids g ON g.user_id = $1 AND g.guid = i.guid
@@ -27,7 +38,12 @@ export async function findMatches(tx: Queryable, userId: number, guids: string[]
       ORDER BY i.ord`,
     [userId, guids, hashes],
   );
-  return r.rows.map((x) => ({ guidSid: x.guid_sid, guidSidGuid: x.guid_sid_guid, urlSid: x.url_sid, urlSidGuid: x.url_sid_guid }));
+  return r.rows.map((x) => ({
+    guidSid: x.guid_sid,
+    guidSidGuid: x.guid_sid_guid,
+    urlSid: x.url_sid,
+    urlSidGuid: x.url_sid_guid,
+  }));
 }
 
 /** New records; returns their ids by guid. */
@@ -63,12 +79,24 @@ export async function resubscribe(
             guid_changed = CASE WHEN t.guid_changed THEN $6 ELSE s.guid_changed END
        FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bool[]) AS t (id, guid, feed_url, guid_changed)
       WHERE s.id = t.id AND s.user_id = $1`,
-    [userId, rows.map((x) => x.id), rows.map((x) => x.guid), rows.map((x) => x.feedUrl), rows.map((x) => x.guidChanged), stamp],
+    [
+      userId,
+      rows.map((x) => x.id),
+      rows.map((x) => x.guid),
+      rows.map((x) => x.feedUrl),
+      rows.map((x) => x.guidChanged),
+      stamp,
+    ],
   );
 }
 
 /** Adds guids to records' chains; a guid the user already has elsewhere stays where it is. */
-export async function addGuids(tx: Queryable, userId: number, rows: { sid: number; guid: string }[], validFrom: Date): Promise<void> {
+export async function addGuids(
+  tx: Queryable,
+  userId: number,
+  rows: { sid: number; guid: string }[],
+  validFrom: Date,
+): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO subscription_guids (user_id, guid, subscription_id, valid_from)
@@ -79,7 +107,11 @@ export async function addGuids(tx: Queryable, userId: number, rows: { sid: numbe
 }
 
 /** Adds URLs to records' histories; a URL the user already has on another record stays there. */
-export async function addUrls(tx: Queryable, userId: number, rows: { sid: number; hash: Buffer; feedUrl: string }[]): Promise<void> {
+export async function addUrls(
+  tx: Queryable,
+  userId: number,
+  rows: { sid: number; hash: Buffer; feedUrl: string }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
@@ -134,7 +166,12 @@ export async function listPage(
 }
 
 /** The record that has (or had) this guid. */
-export async function findByGuid(db: Queryable, userId: number, guid: string, forUpdate = false): Promise<SubscriptionRow | undefined> {
+export async function findByGuid(
+  db: Queryable,
+  userId: number,
+  guid: string,
+  forUpdate = false,
+): Promise<SubscriptionRow | undefined> {
   const r = await db.query<SubscriptionRow>(
     `SELECT ${COLUMNS} FROM subscription_guids g JOIN subscriptions s ON s.id = g.subscription_id
       WHERE g.user_id = $1 AND g.guid = $2 ${forUpdate ? 'FOR UPDATE OF s' : ''}`,
@@ -155,7 +192,14 @@ export async function updateRecord(
   tx: Queryable,
   userId: number,
   id: number,
-  set: { feedUrl: string; guid: string; isSubscribed: boolean; subscriptionChanged: Date; guidChanged: Date | null; deleted: Date | null },
+  set: {
+    feedUrl: string;
+    guid: string;
+    isSubscribed: boolean;
+    subscriptionChanged: Date;
+    guidChanged: Date | null;
+    deleted: Date | null;
+  },
 ): Promise<void> {
   await tx.query(
     `UPDATE subscriptions SET feed_url = $3, guid = $4, is_subscribed = $5, subscription_changed = $6, guid_changed = $7, deleted = $8
@@ -166,7 +210,11 @@ export async function updateRecord(
 
 /** Makes an earlier guid of the record its current one again. */
 export async function reviveGuid(tx: Queryable, userId: number, guid: string, validFrom: Date): Promise<void> {
-  await tx.query('UPDATE subscription_guids SET valid_from = $3 WHERE user_id = $1 AND guid = $2', [userId, guid, validFrom]);
+  await tx.query('UPDATE subscription_guids SET valid_from = $3 WHERE user_id = $1 AND guid = $2', [
+    userId,
+    guid,
+    validFrom,
+  ]);
 }
 
 /** Moves everything that names record `from` to record `into`, then removes `from` (a guid merge). */

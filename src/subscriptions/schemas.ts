@@ -42,7 +42,13 @@ export const postResponse = z
 export const listQuery = z.object({
   since: dateTime.optional().openapi({ description: 'Only records changed strictly after this time' }),
   page: z.string().optional().openapi({ description: 'Page number, from 1 (default 1)', example: '1' }),
-  per_page: z.string().optional().openapi({ description: `Records per page, 1-${MAX_PER_PAGE} (default ${DEFAULT_PER_PAGE}); larger values are clamped`, example: '50' }),
+  per_page: z
+    .string()
+    .optional()
+    .openapi({
+      description: `Records per page, 1-${MAX_PER_PAGE} (default ${DEFAULT_PER_PAGE}); larger values are clamped`,
+      example: '50',
+    }),
 });
 
 export const listResponse = z

@@ -49,7 +49,12 @@ export async function subscribe(
 
   return withTransaction(ctx.db, async (tx) => {
     const stamp = await takeChangeStamp(tx, userId);
-    const matches = await repo.findMatches(tx, userId, items.map((x) => x.guid), items.map((x) => x.hash));
+    const matches = await repo.findMatches(
+      tx,
+      userId,
+      items.map((x) => x.guid),
+      items.map((x) => x.hash),
+    );
     const { slots, itemSlots } = planUpsert(items, matches);
 
     const created = slots.filter((s) => s.id === undefined);
@@ -58,11 +63,22 @@ export async function subscribe(
     await repo.resubscribe(
       tx,
       userId,
-      slots.filter((s) => !created.includes(s)).map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
+      slots
+        .filter((s) => !created.includes(s))
+        .map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
       stamp,
     );
-    await repo.addGuids(tx, userId, slots.flatMap((s) => s.newGuids.map((guid) => ({ sid: s.id!, guid }))), stamp);
-    await repo.addUrls(tx, userId, slots.flatMap((s) => [...s.newUrls.values()].map((u) => ({ sid: s.id!, ...u }))));
+    await repo.addGuids(
+      tx,
+      userId,
+      slots.flatMap((s) => s.newGuids.map((guid) => ({ sid: s.id!, guid }))),
+      stamp,
+    );
+    await repo.addUrls(
+      tx,
+      userId,
+      slots.flatMap((s) => [...s.newUrls.values()].map((u) => ({ sid: s.id!, ...u }))),
+    );
 
     const changed = iso(stamp);
     const success = items.map((item, i) => ({
@@ -105,7 +121,11 @@ export async function list(
   q: ListQuery,
 ): Promise<{ syncTimestamp: string; total: number; records: RecordOut[] }> {
   const r = await repo.listPage(ctx.db, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
-  return { syncTimestamp: iso(r.lastChange), total: r.total, records: r.rows.map((row) => present(row, row.shown_guid)) };
+  return {
+    syncTimestamp: iso(r.lastChange),
+    total: r.total,
+    records: r.rows.map((row) => present(row, row.shown_guid)),
+  };
 }
 
 export async function getOne(ctx: Context, userId: number, guid: string): Promise<RecordOut> {
@@ -115,7 +135,11 @@ export async function getOne(ctx: Context, userId: number, guid: string): Promis
   return present(row, guid);
 }
 
-export type Patch = { new_feed_url?: string | undefined; new_guid?: string | undefined; is_subscribed?: boolean | undefined };
+export type Patch = {
+  new_feed_url?: string | undefined;
+  new_guid?: string | undefined;
+  is_subscribed?: boolean | undefined;
+};
 export type PatchResult = {
   new_feed_url?: string;
   is_subscribed?: boolean;

@@ -1,0 +1,108 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from '../../src/db/embedded';
+
+export { freePort };
+
+const root = path.join(__dirname, '..', '..');
+
+export type ServerProcess = {
+  origin: string;
+  child: ChildProcess;
+  log: () => string;
+  /** Resolves with the exit code (or signal) and how long the exit took. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** Signals the whole process group (the server and an embedded PostgreSQL). */
+  kill: (signal: NodeJS.Signals) => void;
+};
+
+const baseEnv = (extra: Record<string, string>) => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '/root',
+  LOG_LEVEL: 'warn',
+  ...extra,
+});
+
+/** Starts the built server (the same dist/server.js that `npm start` runs) in its own process group. */
+export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.js'], {
+    cwd: root,
+    env: baseEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout!.on('data', (d) => (log = (log + d).slice(-50_000)));
+  child.stderr!.on('data', (d) => (log = (log + d).slice(-50_000)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
+  let done = false;
+  void exited.then(() => (done = true));
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (done) throw new Error(`server exited during start:\n${log}`);
+    try {
+      if ((await fetch(`${origin}/healthz`)).status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      process.kill(-child.pid!, 'SIGKILL');
+      throw new Error(`server did not start:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    origin,
+    child,
+    log: () => log,
+    exited,
+    kill: (signal) => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        /* already gone */
+      }
+    },
+  };
+}
+
+/** Stops a server with SIGTERM, SIGKILL-ing the group if it does not exit in time. */
+export async function stopServer(s: ServerProcess, timeoutMs = 15_000): Promise<{ code: number | null; ms: number }> {
+  const t0 = Date.now();
+  s.kill('SIGTERM');
+  const timer = setTimeout(() => s.kill('SIGKILL'), timeoutMs);
+  const { code, at } = await s.exited;
+  clearTimeout(timer);
+  return { code, ms: at - t0 };
+}
+
+export function cli(args: string[], env: Record<string, string>, input?: string) {
+  const r = spawnSync(process.execPath, ['dist/cli.js', ...args], {
+    cwd: root,
+    env: baseEnv(env),
+    input,
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export const basicAuth = (user: string, password: string) =>
+  'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
+
+export async function call(origin: string, method: string, path: string, authorization?: string, body?: unknown) {
+  const r = await fetch(origin + path, {
+    method,
+    headers: {
+      ...(authorization && { authorization }),
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, body: text ? JSON.parse(text) : undefined };
+}

@@ -1,0 +1,60 @@
+import { as, testApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp({ DB_POOL_MAX: '20' });
+});
+afterAll(() => t.close());
+
+describe('concurrent writers of one user', () => {
+  test('concurrent POSTs of the same feeds never create two records for one feed', async () => {
+    const user = await t.user('racer');
+    const urls = Array.from({ length: 25 }, (_, i) => `https://race.example.org/${i}.xml`);
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, c) => {
+        // Every client sends the same feeds, in its own order and URL spelling.
+        const mine = urls.map((u, i) => ({
+          feed_url: i % 2 === c % 2 ? u : u.replace('https://race.', 'HTTPS://RACE.'),
+        }));
+        if (c % 3 === 0) mine.reverse();
+        return as(t, user).post('/v1/subscriptions', { subscriptions: mine });
+      }),
+    );
+    for (const r of results) {
+      expect(r.status).toBe(200);
+      expect(r.body.failure).toEqual([]);
+    }
+    const list = (await as(t, user).get('/v1/subscriptions?per_page=500')).body;
+    expect(list.total).toBe(urls.length);
+    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM subscriptions WHERE user_id = $1', [user.id]);
+    expect(rows[0].n).toBe(urls.length);
+  });
+
+  test('concurrent POST, PATCH and DELETE of the same feeds: no 5xx, no duplicates', async () => {
+    const user = await t.user('mixed');
+    const urls = Array.from({ length: 10 }, (_, i) => `https://mixed.example.org/${i}.xml`);
+    const c = as(t, user);
+    const first = await c.post('/v1/subscriptions', { subscriptions: urls.map((feed_url) => ({ feed_url })) });
+    const guids: string[] = first.body.success.map((s: { guid: string }) => s.guid);
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 15; i++) {
+          const g = guids[(i + w) % guids.length]!;
+          const op = (i + w) % 3;
+          const r =
+            op === 0
+              ? await as(t, user).post('/v1/subscriptions', { subscriptions: urls.map((feed_url) => ({ feed_url })) })
+              : op === 1
+                ? await as(t, user).patch(`/v1/subscriptions/${g}`, { is_subscribed: i % 2 === 0 })
+                : await as(t, user).del(`/v1/subscriptions/${g}`);
+          statuses.push(r.status);
+        }
+      }),
+    );
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(statuses.every((s) => [200, 202, 410].includes(s))).toBe(true);
+    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM subscriptions WHERE user_id = $1', [user.id]);
+    expect(rows[0].n).toBe(urls.length);
+  });
+});

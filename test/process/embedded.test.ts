@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { basicAuth, call, cli, startServer, stopServer, type ServerProcess } from '../helpers/process';
+
+// The newcomer's path: no DATABASE_URL, an embedded PostgreSQL in DATA_DIR, users made with the CLI.
+const dataDir = mkdtempSync(path.join(tmpdir(), 'castsync-embedded-'));
+const env = { DATA_DIR: dataDir };
+let server: ServerProcess | undefined;
+
+afterAll(async () => {
+  if (server) await stopServer(server);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const alice = basicAuth('alice', 'alice-password');
+
+describe('embedded PostgreSQL and the CLI', () => {
+  test('the CLI works before any server ran, on a fresh DATA_DIR', () => {
+    const add = cli(['user', 'add', 'alice', '--password-stdin'], env, 'alice-password\n');
+    expect(add).toMatchObject({ status: 0, stdout: 'User alice created\n' });
+    const list = cli(['user', 'list'], env);
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(/^alice\t0 subscriptions/m);
+    // The CLI stopped the cluster it started.
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+  });
+
+  test('the CLI refuses bad input with a message and exit status 1', () => {
+    for (const [args, input, message] of [
+      [['user', 'add', 'alice', '--password-stdin'], 'another-password\n', /already exists/],
+      [['user', 'add', 'bad name!', '--password-stdin'], 'long-enough-pw\n', /Usernames are/],
+      [['user', 'add', 'shorty', '--password-stdin'], 'short\n', /at least 8/],
+      [['user', 'passwd', 'nobody', '--password-stdin'], 'long-enough-pw\n', /No user nobody/],
+      [['token', 'revoke', 'x'], '', /number/],
+    ] as const) {
+      const r = cli([...args], env, input);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+
+  test('the server starts on that DATA_DIR and the CLI user can sign in', async () => {
+    server = await startServer(env);
+    const r = await call(server.origin, 'POST', '/v1/subscriptions', alice, {
+      subscriptions: [{ feed_url: 'https://embedded.example/a.xml' }],
+    });
+    expect(r.status).toBe(200);
+  });
+
+  test('the CLI works while the server runs, through the same cluster', async () => {
+    const s = server!;
+    expect(cli(['user', 'add', 'bob', '--password-stdin'], env, 'bob-password\n').status).toBe(0);
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-password'))).status).toBe(200);
+    const created = cli(['token', 'create', 'bob', '--label', 'phone'], env);
+    expect(created.status).toBe(0);
+    const token = created.stdout.trim();
+    const id = /Token (\d+)/.exec(created.stderr)?.[1];
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', `Bearer ${token}`)).status).toBe(200);
+    expect(cli(['token', 'revoke', id!], env).status).toBe(0);
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', `Bearer ${token}`)).status).toBe(401);
+    expect(cli(['user', 'passwd', 'bob', '--password-stdin'], env, 'bob-new-password\n').status).toBe(0);
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-password'))).status).toBe(401);
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(200);
+    expect(cli(['user', 'remove', 'bob'], env).status).toBe(0);
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(401);
+    expect(cli(['migrate'], env)).toMatchObject({ status: 0, stdout: 'Database schema is up to date\n' });
+  });
+
+  test('SIGTERM stops the server and its PostgreSQL cleanly within 10 s; data survives a restart', async () => {
+    const { code, ms } = await stopServer(server!);
+    server = undefined;
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(10_000);
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    server = await startServer(env);
+    const r = await call(server.origin, 'GET', '/v1/subscriptions', alice);
+    expect(r.body.subscriptions.map((s: { feed_url: string }) => s.feed_url)).toEqual([
+      'https://embedded.example/a.xml',
+    ]);
+  });
+
+  test('after kill -9 of the whole process group, the next start needs no cleanup and keeps acknowledged writes', async () => {
+    const s = server!;
+    const acknowledged: string[] = [];
+    let stop = false;
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        const url = `https://crash.example/${i}.xml`;
+        try {
+          const r = await call(s.origin, 'POST', '/v1/subscriptions', alice, { subscriptions: [{ feed_url: url }] });
+          if (r.status === 200) acknowledged.push(url);
+        } catch {
+          return; // the connection died with the server
+        }
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 1500));
+    s.kill('SIGKILL');
+    await s.exited;
+    stop = true;
+    await writer;
+    server = undefined;
+    expect(acknowledged.length).toBeGreaterThan(5);
+    const lock = path.join(dataDir, 'pg', 'postmaster.pid');
+    // The crash left PostgreSQL's lock file behind.
+    expect(existsSync(lock)).toBe(true);
+    server = await startServer(env);
+    const r = await call(server.origin, 'GET', '/v1/subscriptions?per_page=500', alice);
+    const stored = new Set(r.body.subscriptions.map((x: { feed_url: string }) => x.feed_url));
+    expect(acknowledged.filter((u) => !stored.has(u))).toEqual([]);
+  });
+
+  test('a deletion accepted before a crash completes after the restart', async () => {
+    await stopServer(server!);
+    server = await startServer({ ...env, WORKER: 'false' });
+    const list = await call(server.origin, 'GET', '/v1/subscriptions', alice);
+    const guid = list.body.subscriptions[0].guid;
+    const d = await call(server.origin, 'DELETE', `/v1/subscriptions/${guid}`, alice);
+    expect(d.status).toBe(202);
+    expect((await call(server.origin, 'GET', `/v1/deletions/${d.body.deletion_id}`, alice)).body.status).toBe(
+      'PENDING',
+    );
+    server.kill('SIGKILL');
+    await server.exited;
+    server = await startServer(env);
+    let status = 'PENDING';
+    for (let i = 0; i < 100 && status === 'PENDING'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await call(server.origin, 'GET', `/v1/deletions/${d.body.deletion_id}`, alice)).body.status;
+    }
+    expect(status).toBe('SUCCESS');
+    expect((await call(server.origin, 'GET', `/v1/subscriptions/${guid}`, alice)).status).toBe(410);
+  });
+
+  test('an invalid setting stops the start with a message naming the variable', async () => {
+    await expect(startServer({ ...env, PORT: 'eighty' }, 20_000)).rejects.toThrow(/Invalid PORT/);
+  });
+});
