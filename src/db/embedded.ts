@@ -15,6 +15,8 @@ type Options = {
   /** Extra postgres settings, e.g. fsync=off for tests. */
   settings?: Record<string, string>;
   waitMs?: number;
+  /** A fixed port; by default any free one. */
+  port?: number;
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -135,7 +137,7 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
   for (const e of events) {
     for (const l of process.listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l);
   }
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   let log = '';
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...opts.settings };
   const pg = new EmbeddedPostgres({

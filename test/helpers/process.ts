@@ -106,3 +106,42 @@ export async function call(origin: string, method: string, path: string, authori
   const text = await r.text();
   return { status: r.status, headers: r.headers, body: text ? JSON.parse(text) : undefined };
 }
+
+export type Cluster = { url: string; stop: () => Promise<void> };
+
+/** Starts test/helpers/cluster.mjs: a PostgreSQL server of its own, in dataDir, on port. */
+export async function startCluster(dataDir: string, port: number): Promise<Cluster> {
+  const child = spawn(process.execPath, ['test/helpers/cluster.mjs', dataDir, String(port)], {
+    cwd: root,
+    env: baseEnv({}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /ready (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.stderr!.on('data', (d) => (out += d));
+    child.on('exit', () => reject(new Error(`cluster exited:\n${out}`)));
+  });
+  const exited = new Promise((r) => child.on('exit', r));
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Polls a deletion until it leaves PENDING (or 10 s pass); returns its last status. */
+export async function deletionOutcome(origin: string, authorization: string, id: number): Promise<string> {
+  let status = 'PENDING';
+  for (let i = 0; i < 100 && status === 'PENDING'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = (await call(origin, 'GET', `/v1/deletions/${id}`, authorization)).body.status;
+  }
+  return status;
+}

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { basicAuth, call, cli, startServer, stopServer, type ServerProcess } from '../helpers/process';
+import { basicAuth, call, cli, deletionOutcome, startServer, stopServer, type ServerProcess } from '../helpers/process';
 
 // The newcomer's path: no DATABASE_URL, an embedded PostgreSQL in DATA_DIR, users made with the CLI.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'castsync-embedded-'));
@@ -124,12 +124,7 @@ describe('embedded PostgreSQL and the CLI', () => {
     server.kill('SIGKILL');
     await server.exited;
     server = await startServer(env);
-    let status = 'PENDING';
-    for (let i = 0; i < 100 && status === 'PENDING'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await call(server.origin, 'GET', `/v1/deletions/${d.body.deletion_id}`, alice)).body.status;
-    }
-    expect(status).toBe('SUCCESS');
+    expect(await deletionOutcome(server.origin, alice, d.body.deletion_id)).toBe('SUCCESS');
     expect((await call(server.origin, 'GET', `/v1/subscriptions/${guid}`, alice)).status).toBe(410);
   });
 

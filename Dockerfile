@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# Build stage: install everything, compile TypeScript, then drop the development dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --ignore-scripts
+
+# Runtime stage: the compiled server, production dependencies and migrations, as a non-root user.
+FROM node:20-bookworm-slim
+# The image has no compiler: npm's pre-scripts (which build) are skipped; the scripts themselves run.
+ENV HOST=0.0.0.0 \
+    PORT=8080 \
+    npm_config_ignore_scripts=true \
+    npm_config_update_notifier=false
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --chown=node:node migrations ./migrations
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# The same `npm start` as everywhere else: node dist/server.js.
+CMD ["npm", "start", "--silent"]

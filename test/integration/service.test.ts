@@ -1,0 +1,218 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import request from 'supertest';
+import type { Express } from 'express';
+import { z } from 'zod';
+import { listResponse, postResponse, subscriptionRecord, patchResponse } from '../../src/subscriptions/schemas';
+import { sessionResponse } from '../../src/auth/schemas';
+import { deletionAccepted, deletionStatusResponse } from '../../src/deletions/schemas';
+import { capabilitiesResponse, errorBody } from '../../src/openapi';
+import { REDACT_PATHS } from '../../src/logger';
+import { as, expectError, testApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+const lines: Record<string, unknown>[] = [];
+beforeAll(async () => {
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  t = await testApp({}, pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink));
+});
+afterAll(() => t.close());
+
+type Layer = {
+  rawPath?: string;
+  route?: { path: string; methods: Record<string, boolean> };
+  handle: { stack?: Layer[] };
+  name: string;
+};
+
+/** Every (method, path) the app serves, from Express's own routing table. */
+function servedRoutes(app: Express): string[] {
+  const out: string[] = [];
+  const walk = (stack: Layer[], prefix: string) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        const path = `${prefix}${layer.route.path}`.replace(/:(\w+)/g, '{$1}');
+        for (const m of Object.keys(layer.route.methods)) if (m !== '_all') out.push(`${m} ${path}`);
+      } else if (layer.name === 'router' && layer.handle.stack) {
+        walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : (layer.rawPath ?? '')));
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
+  return out;
+}
+
+describe('OpenAPI document and docs', () => {
+  test('GET /openapi.json is OpenAPI 3.1 with both auth schemes', async () => {
+    const r = await request(t.app).get('/openapi.json');
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe('3.1.0');
+    expect(Object.keys(r.body.components.securitySchemes).sort()).toEqual(['basic', 'bearer']);
+    expect(r.body.components.schemas.Error).toBeDefined();
+  });
+
+  test('every route the app serves is in the document, and every documented route is served', async () => {
+    const doc = (await request(t.app).get('/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
+    const served = servedRoutes(t.app);
+    expect(served.length).toBeGreaterThan(10);
+    expect(served.filter((r) => !documented.includes(r))).toEqual([]);
+    expect(documented.filter((r) => !served.includes(r))).toEqual([]);
+  });
+
+  test('the documented parameters and error responses are there', async () => {
+    const doc = (await request(t.app).get('/openapi.json')).body;
+    const list = doc.paths['/v1/subscriptions'].get;
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['page', 'per_page', 'since']);
+    expect(Object.keys(list.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
+    expect(Object.keys(doc.paths['/v1/subscriptions'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '401', '405', '413', '415']),
+    );
+    expect(Object.keys(doc.paths['/v1/subscriptions/{guid}'].get.responses)).toEqual(
+      expect.arrayContaining(['200', '404', '405', '410']),
+    );
+  });
+
+  test('/docs is served from local assets and works under the Content-Security-Policy', async () => {
+    const page = await request(t.app).get('/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
+    const assets = [...page.text.matchAll(/(?:src|href)=["']([^"']+)["']/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThan(2);
+    for (const a of assets) {
+      expect(a).not.toMatch(/^(https?:)?\/\//);
+      const r = await request(t.app).get(new URL(a, 'http://x/docs/').pathname);
+      expect(r.status).toBe(200);
+    }
+    expect(page.text).not.toMatch(/<script>[^<]/); // no inline script, which the CSP would block
+  });
+
+  test('responses of the main endpoints validate against their documented schemas', async () => {
+    const u = await t.user('schema');
+    const c = as(t, u);
+    const strict = <S extends z.ZodObject>(s: S) => s.strict();
+    const check = (schema: z.ZodType, body: unknown) => expect(schema.safeParse(body).error).toBeUndefined();
+    const post = await c.post('/v1/subscriptions', {
+      subscriptions: [{ feed_url: 'https://schema.example/a.xml' }, { feed_url: 'bad' }],
+    });
+    check(strict(postResponse), post.body);
+    const g = post.body.success[0].guid;
+    check(strict(listResponse), (await c.get('/v1/subscriptions?per_page=1')).body);
+    check(strict(subscriptionRecord), (await c.get(`/v1/subscriptions/${g}`)).body);
+    check(strict(patchResponse), (await c.patch(`/v1/subscriptions/${g}`, { is_subscribed: false })).body);
+    const del = await c.del(`/v1/subscriptions/${g}`);
+    check(strict(deletionAccepted), del.body);
+    check(strict(deletionStatusResponse), (await c.get(`/v1/deletions/${del.body.deletion_id}`)).body);
+    check(
+      strict(sessionResponse),
+      (await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password })).body,
+    );
+    check(strict(capabilitiesResponse), (await request(t.app).get('/v1/capabilities')).body);
+    for (const r of [
+      await request(t.app).get('/v1/subscriptions'),
+      await c.get('/v1/subscriptions?page=0'),
+      await c.get('/v1/nope'),
+      await c.post('/v1/subscriptions', {}),
+    ]) {
+      check(strict(errorBody), r.body);
+    }
+  });
+});
+
+describe('health, readiness, metrics', () => {
+  test('/healthz answers without touching the database', async () => {
+    expect((await request(t.app).get('/healthz')).body).toEqual({ status: 'ok' });
+  });
+
+  test('/readyz: 200 while the database answers, 503 while draining', async () => {
+    expect((await request(t.app).get('/readyz')).status).toBe(200);
+    t.state.draining = true;
+    try {
+      expectError(await request(t.app).get('/readyz'), 503);
+    } finally {
+      t.state.draining = false;
+    }
+  });
+
+  test('/metrics: Prometheus text with route templates, never raw paths; pool and queue gauges', async () => {
+    const u = await t.user('metric');
+    const guid = '4a7c3d2e-1111-4222-8333-444455556666';
+    await as(t, u).get(`/v1/subscriptions/${guid}`);
+    await as(t, u).get('/v1/subscriptions');
+    const text = (await request(t.app).get('/metrics')).text;
+    expect(text).toMatch(/^# TYPE http_request_duration_seconds histogram$/m);
+    expect(text).toContain('route="/v1/subscriptions/:guid"');
+    expect(text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/v1\/subscriptions",status="200"\} \d+/,
+    );
+    expect(text).not.toContain(guid);
+    expect(text).toMatch(/^castsync_db_pool_connections\{state="total"\} \d+/m);
+    expect(text).toMatch(/^castsync_jobs_queued \d+/m);
+    expect(text).toMatch(/^castsync_deletions_pending \d+/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+});
+
+describe('HTTP conventions', () => {
+  test('an unknown path is 404 with the error body', async () => {
+    const u = await t.user('lost');
+    expectError(await as(t, u).get('/v1/nope'), 404, 'Resource not found');
+    expectError(await request(t.app).get('/nowhere'), 404, 'Resource not found');
+  });
+
+  test('X-Request-Id is generated, or echoed when the client sent a sane one', async () => {
+    const a = await request(t.app).get('/v1/capabilities');
+    expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const b = await request(t.app).get('/v1/capabilities').set('X-Request-Id', 'client-req-42');
+    expect(b.headers['x-request-id']).toBe('client-req-42');
+    const c = await request(t.app).get('/v1/capabilities').set('X-Request-Id', 'bad id with spaces <script>');
+    expect(c.headers['x-request-id']).not.toContain(' ');
+  });
+
+  test('helmet headers are set', async () => {
+    const r = await request(t.app).get('/v1/capabilities');
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
+    expect(r.headers['x-powered-by']).toBeUndefined();
+  });
+
+  test('a Client-ID header is accepted and not required', async () => {
+    const u = await t.user('client');
+    const r = await as(t, u).get('/v1/subscriptions').set('Client-ID', '9c5b94b1-35ad-49bb-b118-8e8fc24abf80');
+    expect(r.status).toBe(200);
+  });
+
+  test('one log line per request with route, status, duration and user id, and never a credential', async () => {
+    const u = await t.user('logged');
+    const session = (await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password })).body;
+    lines.length = 0;
+    await as(t, u).get('/v1/subscriptions').set('Cookie', 'session=cookie-secret');
+    await as(t, `Bearer ${session.access_token}`).post('/v1/subscriptions', { subscriptions: [] });
+    await request(t.app).post('/v1/auth/refresh').send({ refresh_token: session.refresh_token });
+    await request(t.app).post('/v1/auth/login').send({ username: u.name, password: 'the-wrong-password' });
+    const done = lines.filter((l) => l.msg === 'request completed');
+    expect(done).toHaveLength(4);
+    expect(done[0]).toMatchObject({
+      route: '/v1/subscriptions',
+      status: 200,
+      userId: u.id,
+      responseTime: expect.any(Number),
+    });
+    expect(done[0]!.req).toEqual({ id: expect.any(String), method: 'GET', url: '/v1/subscriptions' });
+    const all = JSON.stringify(lines);
+    for (const secret of [
+      u.password,
+      session.access_token,
+      session.refresh_token,
+      'cookie-secret',
+      'the-wrong-password',
+      u.basic,
+    ]) {
+      expect(all).not.toContain(secret);
+    }
+  });
+});

@@ -1,0 +1,118 @@
+import net from 'node:net';
+import { freshDatabase } from '../helpers/db';
+import { basicAuth, call, cli, startServer, type ServerProcess } from '../helpers/process';
+
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+let env: Record<string, string>;
+const auth = basicAuth('sam', 'sam-password');
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  env = { DATABASE_URL: database.url };
+  expect(cli(['user', 'add', 'sam', '--password-stdin'], env, 'sam-password\n').status).toBe(0);
+});
+afterAll(() => database.drop());
+
+/** A request that the server has accepted and is still reading (its body never finishes). */
+function stuckRequest(origin: string): Promise<net.Socket> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => {
+      socket.write(
+        `POST /v1/subscriptions HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"subs`,
+      );
+      setTimeout(() => resolve(socket), 200);
+    });
+    socket.on('error', () => undefined);
+  });
+}
+
+const errorCode = (err: unknown) => ((err as { cause?: { code?: string } }).cause?.code ?? String(err)) as string;
+
+describe('graceful shutdown', () => {
+  test('SIGTERM under load: every accepted request completes, none is reset; exit 0 within 10 s', async () => {
+    const server: ServerProcess = await startServer(env);
+    const outcomes = { ok: 0, refused: 0, failed: [] as string[] };
+    let signalled = false;
+    const clients = Array.from({ length: 8 }, async (_, c) => {
+      for (let i = 0; ; i++) {
+        try {
+          const r =
+            i % 2 === 0
+              ? await call(server.origin, 'GET', '/v1/subscriptions?per_page=20', auth)
+              : await call(server.origin, 'POST', '/v1/subscriptions', auth, {
+                  subscriptions: [{ feed_url: `https://drain.example/${c}/${i}.xml` }],
+                });
+          if (r.status === 200) outcomes.ok++;
+          else outcomes.failed.push(`status ${r.status}`);
+        } catch (err) {
+          // After the listener closed, a new connection is refused: that request was never accepted.
+          if (signalled && errorCode(err) === 'ECONNREFUSED') {
+            outcomes.refused++;
+            return;
+          }
+          outcomes.failed.push(errorCode(err));
+          return;
+        }
+      }
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const t0 = Date.now();
+    signalled = true;
+    server.kill('SIGTERM');
+    const exit = await server.exited;
+    await Promise.all(clients);
+    expect(outcomes.failed).toEqual([]);
+    expect(outcomes.ok).toBeGreaterThan(50);
+    expect(exit.code).toBe(0);
+    expect(exit.at - t0).toBeLessThan(10_000);
+  });
+
+  test('a client that never finishes its request cannot hold the shutdown past 10 s', async () => {
+    const server = await startServer(env);
+    const socket = await stuckRequest(server.origin);
+    const t0 = Date.now();
+    server.kill('SIGTERM');
+    const exit = await server.exited;
+    socket.destroy();
+    expect(exit.code).toBe(0);
+    expect(exit.at - t0).toBeLessThan(10_000);
+  });
+
+  test('a second signal exits at once', async () => {
+    const server = await startServer(env);
+    const socket = await stuckRequest(server.origin);
+    server.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    server.kill('SIGTERM');
+    const exit = await server.exited;
+    socket.destroy();
+    expect(exit.code).toBe(1);
+    expect(exit.at - t0).toBeLessThan(1000);
+  });
+
+  test('/readyz answers 503 while the server drains', async () => {
+    const server = await startServer({ ...env, SHUTDOWN_TIMEOUT: '5' });
+    const socket = await stuckRequest(server.origin);
+    // A keep-alive connection opened before the signal can still ask.
+    const { hostname, port } = new URL(server.origin);
+    const probe = net.connect(Number(port), hostname);
+    await new Promise((r) => probe.once('connect', r));
+    server.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const answer = await new Promise<string>((resolve) => {
+      let data = '';
+      probe.on('data', (d) => {
+        data += d;
+        if (data.includes('\r\n\r\n') && data.includes('}')) resolve(data);
+      });
+      probe.write('GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 503/);
+    expect(answer).toMatch(/Connection: close/i);
+    probe.destroy();
+    socket.destroy();
+    await server.exited;
+  });
+});
