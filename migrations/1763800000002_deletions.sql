@@ -3,7 +3,8 @@
 CREATE TABLE deletions (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  subscription_id bigint REFERENCES subscriptions (id) ON DELETE SET NULL,
+  -- No foreign key: a merge moves requests to the surviving record (src/subscriptions/repo.ts mergeInto).
+  subscription_id bigint NOT NULL,
   status text NOT NULL DEFAULT 'PENDING',
   message text NOT NULL DEFAULT 'Deletion request was received and will be processed',
   created_at timestamptz NOT NULL DEFAULT now(),
@@ -11,7 +12,7 @@ CREATE TABLE deletions (
   CONSTRAINT deletions_status_check CHECK (status IN ('PENDING', 'SUCCESS', 'FAILURE'))
 );
 CREATE INDEX deletions_user_id_idx ON deletions (user_id, id);
-CREATE INDEX deletions_pending_idx ON deletions (subscription_id) WHERE status = 'PENDING';
+CREATE INDEX deletions_subscription_idx ON deletions (user_id, subscription_id);
 
 -- Down Migration
 DROP TABLE deletions;

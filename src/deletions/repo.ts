@@ -3,7 +3,7 @@ import type { Queryable } from '../db/pool';
 export type DeletionRow = {
   id: number;
   user_id: number;
-  subscription_id: number | null;
+  subscription_id: number;
   status: 'PENDING' | 'SUCCESS' | 'FAILURE';
   message: string;
 };

@@ -43,13 +43,12 @@ export async function performDeletion(ctx: Pick<Context, 'db' | 'logger'>, delet
     await withTransaction(ctx.db, async (tx) => {
       const d = await repo.lockDeletion(tx, deletionId);
       if (!d || d.status !== 'PENDING') return;
-      if (d.subscription_id === null) {
-        await repo.finishDeletion(tx, d.id, 'FAILURE', 'The subscription no longer exists');
-        return;
-      }
       const stamp = await takeChangeStamp(tx, d.user_id);
-      await repo.markSubscriptionDeleted(tx, d.user_id, d.subscription_id, stamp);
-      await repo.finishDeletion(tx, d.id, 'SUCCESS', 'Subscription deleted');
+      if (await repo.markSubscriptionDeleted(tx, d.user_id, d.subscription_id, stamp)) {
+        await repo.finishDeletion(tx, d.id, 'SUCCESS', 'Subscription deleted');
+      } else {
+        await repo.finishDeletion(tx, d.id, 'FAILURE', 'The subscription was already deleted');
+      }
     });
   } catch (err) {
     if (isDatabaseUnavailable(err)) throw err;

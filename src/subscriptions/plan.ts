@@ -6,11 +6,17 @@ export type Item = { feedUrl: string; key: string; hash: Buffer; guid: string; e
 /** The record an item ends up in: an existing one (id) or a new one. */
 export type Slot = {
   id: number | undefined;
+  /** The record's current guid, once this request is done. */
   guid: string;
+  /** The URL as last sent. */
   feedUrl: string;
+  /** A new record's first URL key. */
+  urlHash: Buffer;
   guidChanged: boolean;
-  newGuids: string[];
-  newUrls: Map<string, { hash: Buffer; feedUrl: string }>;
+  /** guids that stop being current in this request, in order. */
+  earlierGuids: string[];
+  /** URL keys the record gains (not yet any record's). */
+  otherUrls: Map<string, { hash: Buffer; feedUrl: string }>;
 };
 
 /**
@@ -24,48 +30,47 @@ export function planUpsert(items: Item[], matches: Match[]): { slots: Slot[]; it
   const byKey = new Map<string, Slot>();
   const byId = new Map<number, Slot>();
   const slots: Slot[] = [];
-
-  const existing = (id: number, guid: string): Slot => {
-    let slot = byId.get(id);
-    if (!slot) {
-      slot = { id, guid, feedUrl: '', guidChanged: false, newGuids: [], newUrls: new Map() };
-      byId.set(id, slot);
-      byGuid.set(guid, slot);
-      slots.push(slot);
-    }
+  const newSlot = (id: number | undefined, guid: string, item: Item): Slot => {
+    const slot: Slot = {
+      id,
+      guid,
+      feedUrl: item.feedUrl,
+      urlHash: item.hash,
+      guidChanged: false,
+      earlierGuids: [],
+      otherUrls: new Map(),
+    };
+    byGuid.set(guid, slot);
+    slots.push(slot);
+    if (id !== undefined) byId.set(id, slot);
     return slot;
   };
+  const existing = (id: number, guid: string, item: Item) => byId.get(id) ?? newSlot(id, guid, item);
 
   const itemSlots = items.map((item, i) => {
     const m = matches[i]!;
     const keyHex = item.hash.toString('hex');
-    let slot = byGuid.get(item.guid) ?? (m.guidSid !== null ? existing(m.guidSid, m.guidSidGuid!) : undefined);
+    let slot = byGuid.get(item.guid) ?? (m.guidSid !== null ? existing(m.guidSid, m.guidSidGuid!, item) : undefined);
     if (slot) {
       // Found by a guid of its chain: an earlier guid resolves to the record and changes nothing.
       byGuid.set(item.guid, slot);
     } else {
-      slot = byKey.get(keyHex) ?? (m.urlSid !== null ? existing(m.urlSid, m.urlSidGuid!) : undefined);
+      slot = byKey.get(keyHex) ?? (m.urlSid !== null ? existing(m.urlSid, m.urlSidGuid!, item) : undefined);
       if (!slot) {
-        slot = {
-          id: undefined,
-          guid: item.guid,
-          feedUrl: '',
-          guidChanged: false,
-          newGuids: [item.guid],
-          newUrls: new Map(),
-        };
-        slots.push(slot);
+        slot = newSlot(undefined, item.guid, item);
+        byKey.set(keyHex, slot);
       } else if (item.explicitGuid) {
-        slot.newGuids.push(item.guid);
+        slot.earlierGuids.push(slot.guid);
         slot.guid = item.guid;
         slot.guidChanged = true;
+        byGuid.set(item.guid, slot);
       }
-      if (slot.id === undefined || item.explicitGuid) byGuid.set(item.guid, slot);
     }
     slot.feedUrl = item.feedUrl;
     if (!byKey.has(keyHex)) {
       byKey.set(keyHex, slot);
-      if (m.urlSid === null) slot.newUrls.set(keyHex, { hash: item.hash, feedUrl: item.feedUrl });
+      // A URL another record already has stays that record's: this one only shows it.
+      if (m.urlSid === null) slot.otherUrls.set(keyHex, { hash: item.hash, feedUrl: item.feedUrl });
     }
     return slot;
   });

@@ -4,6 +4,7 @@ export type SubscriptionRow = {
   id: number;
   guid: string;
   feed_url: string;
+  url_hash: Buffer;
   is_subscribed: boolean;
   subscription_changed: Date;
   guid_changed: Date | null;
@@ -12,8 +13,11 @@ export type SubscriptionRow = {
 };
 
 const COLUMNS =
-  's.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
+  's.id, s.guid, s.feed_url, s.url_hash, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
 
+// Hot statements are named: pg prepares them once per connection, so they are not planned again each time.
+
+/** A record found by a guid or a URL: its id and current guid. */
 export type Match = {
   guidSid: number | null;
   guidSidGuid: string | null;
@@ -21,23 +25,36 @@ export type Match = {
   urlSidGuid: string | null;
 };
 
-/** For each (guid, url hash) pair, the user's record that has that guid, and the one that has that URL. */
+/**
+ * For each (guid, url hash) pair, the user's record that has that guid (current or earlier) and the one
+ * that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so two or three index probes
+ * per item however many records the user has.
+ */
 export async function findMatches(tx: Queryable, userId: number, guids: string[], hashes: Buffer[]): Promise<Match[]> {
   const r = await tx.query<{
     guid_sid: number | null;
     guid_sid_guid: string | null;
     url_sid: number | null;
     url_sid_guid: string | null;
-  }>(
-    `SELECT g.subscription_id AS guid_sid, gs.guid AS guid_sid_guid, u.subscription_id AS url_sid, us.guid AS url_sid_guid
+  }>({
+    name: 'find-matches',
+    text: `SELECT g.id AS guid_sid, g.guid AS guid_sid_guid, u.id AS url_sid, u.guid AS url_sid_guid
        FROM unnest($2::uuid[], $3::bytea[]) WITH ORDINALITY AS i (guid, url_hash, ord)
-       LEFT JOIN subscription_guids g ON g.user_id = $1 AND g.guid = i.guid
-       LEFT JOIN subscriptions gs ON gs.id = g.subscription_id
-       LEFT JOIN subscription_urls u ON u.user_id = $1 AND u.url_hash = i.url_hash
-       LEFT JOIN subscriptions us ON us.id = u.subscription_id
+       LEFT JOIN LATERAL (
+         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = i.guid
+         UNION ALL
+         SELECT s.id, s.guid FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+          WHERE x.user_id = $1 AND x.guid = i.guid
+         LIMIT 1) g ON true
+       LEFT JOIN LATERAL (
+         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = i.url_hash
+         UNION ALL
+         SELECT s.id, s.guid FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+          WHERE x.user_id = $1 AND x.url_hash = i.url_hash
+         LIMIT 1) u ON true
       ORDER BY i.ord`,
-    [userId, guids, hashes],
-  );
+    values: [userId, guids, hashes],
+  });
   return r.rows.map((x) => ({
     guidSid: x.guid_sid,
     guidSidGuid: x.guid_sid_guid,
@@ -46,79 +63,67 @@ export async function findMatches(tx: Queryable, userId: number, guids: string[]
   }));
 }
 
-/** New records; returns their ids by guid. */
-export async function insertSubscriptions(
-  tx: Queryable,
-  userId: number,
-  rows: { guid: string; feedUrl: string; guidChanged: boolean }[],
-  stamp: Date,
-): Promise<Map<string, number>> {
-  if (rows.length === 0) return new Map();
-  const r = await tx.query<{ id: number; guid: string }>(
-    `INSERT INTO subscriptions (user_id, guid, feed_url, is_subscribed, subscription_changed, guid_changed)
-     SELECT $1, t.guid, t.feed_url, true, $5, CASE WHEN t.guid_changed THEN $5::timestamptz END
-       FROM unnest($2::uuid[], $3::text[], $4::bool[]) WITH ORDINALITY AS t (guid, feed_url, guid_changed, ord)
-      ORDER BY t.ord
-     RETURNING id, guid`,
-    [userId, rows.map((x) => x.guid), rows.map((x) => x.feedUrl), rows.map((x) => x.guidChanged), stamp],
-  );
-  return new Map(r.rows.map((x) => [x.guid, x.id]));
-}
+/** A record named by an id (existing) or by its guid (created by the same statement). */
+export type RecordRef = { sid: number | null; slotGuid: string | null };
 
-/** Re-subscribes existing records (reinstating deleted ones), with their new URL and guid. */
-export async function resubscribe(
-  tx: Queryable,
-  userId: number,
-  rows: { id: number; guid: string; feedUrl: string; guidChanged: boolean }[],
-  stamp: Date,
-): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.query(
-    `UPDATE subscriptions s
-        SET feed_url = t.feed_url, guid = t.guid, is_subscribed = true, deleted = NULL, subscription_changed = $6,
-            guid_changed = CASE WHEN t.guid_changed THEN $6 ELSE s.guid_changed END
-       FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bool[]) AS t (id, guid, feed_url, guid_changed)
-      WHERE s.id = t.id AND s.user_id = $1`,
-    [
+export type SubscribeWrite = {
+  created: { guid: string; feedUrl: string; urlHash: Buffer; guidChanged: boolean }[];
+  /** Existing records to subscribe again (a deleted one is reinstated), with their URL and guid. */
+  resubscribed: { id: number; guid: string; feedUrl: string; guidChanged: boolean }[];
+  /** guids that stop being current, and the records' other URLs. */
+  earlierGuids: (RecordRef & { guid: string })[];
+  otherUrls: (RecordRef & { hash: Buffer; feedUrl: string })[];
+};
+
+/**
+ * Everything a POST writes, in one statement: new records, re-subscribed records and their guid and URL
+ * history. A new feed costs one row in subscriptions and nothing else.
+ */
+export async function writeSubscriptions(tx: Queryable, userId: number, stamp: Date, w: SubscribeWrite): Promise<void> {
+  await tx.query({
+    name: 'write-subscriptions',
+    text: `WITH created AS (
+         INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed, guid_changed)
+         SELECT $1, t.guid, t.feed_url, t.url_hash, true, $2, CASE WHEN t.guid_changed THEN $2::timestamptz END
+           FROM unnest($3::uuid[], $4::text[], $5::bytea[], $6::bool[]) WITH ORDINALITY AS t (guid, feed_url, url_hash, guid_changed, ord)
+          ORDER BY t.ord
+         RETURNING id, guid),
+       resubscribed AS (
+         UPDATE subscriptions s
+            SET feed_url = t.feed_url, guid = t.guid, is_subscribed = true, deleted = NULL, subscription_changed = $2,
+                guid_changed = CASE WHEN t.guid_changed THEN $2 ELSE s.guid_changed END
+           FROM unnest($7::bigint[], $8::uuid[], $9::text[], $10::bool[]) AS t (id, guid, feed_url, guid_changed)
+          WHERE s.user_id = $1 AND s.id = t.id),
+       guids AS (
+         INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
+         SELECT $1, a.guid, coalesce(a.sid, c.id), $2
+           FROM unnest($11::bigint[], $12::uuid[], $13::uuid[]) WITH ORDINALITY AS a (sid, slot_guid, guid, ord)
+           LEFT JOIN created c ON c.guid = a.slot_guid
+          ORDER BY a.ord)
+     INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
+     SELECT $1, a.url_hash, coalesce(a.sid, c.id), a.feed_url
+       FROM unnest($14::bigint[], $15::uuid[], $16::bytea[], $17::text[]) AS a (sid, slot_guid, url_hash, feed_url)
+       LEFT JOIN created c ON c.guid = a.slot_guid`,
+    values: [
       userId,
-      rows.map((x) => x.id),
-      rows.map((x) => x.guid),
-      rows.map((x) => x.feedUrl),
-      rows.map((x) => x.guidChanged),
       stamp,
+      w.created.map((x) => x.guid),
+      w.created.map((x) => x.feedUrl),
+      w.created.map((x) => x.urlHash),
+      w.created.map((x) => x.guidChanged),
+      w.resubscribed.map((x) => x.id),
+      w.resubscribed.map((x) => x.guid),
+      w.resubscribed.map((x) => x.feedUrl),
+      w.resubscribed.map((x) => x.guidChanged),
+      w.earlierGuids.map((x) => x.sid),
+      w.earlierGuids.map((x) => x.slotGuid),
+      w.earlierGuids.map((x) => x.guid),
+      w.otherUrls.map((x) => x.sid),
+      w.otherUrls.map((x) => x.slotGuid),
+      w.otherUrls.map((x) => x.hash),
+      w.otherUrls.map((x) => x.feedUrl),
     ],
-  );
-}
-
-/** Adds guids to records' chains; a guid the user already has elsewhere stays where it is. */
-export async function addGuids(
-  tx: Queryable,
-  userId: number,
-  rows: { sid: number; guid: string }[],
-  validFrom: Date,
-): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.query(
-    `INSERT INTO subscription_guids (user_id, guid, subscription_id, valid_from)
-     SELECT $1, t.guid, t.sid, $4 FROM unnest($2::bigint[], $3::uuid[]) WITH ORDINALITY AS t (sid, guid, ord) ORDER BY t.ord
-     ON CONFLICT (user_id, guid) DO NOTHING`,
-    [userId, rows.map((x) => x.sid), rows.map((x) => x.guid), validFrom],
-  );
-}
-
-/** Adds URLs to records' histories; a URL the user already has on another record stays there. */
-export async function addUrls(
-  tx: Queryable,
-  userId: number,
-  rows: { sid: number; hash: Buffer; feedUrl: string }[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.query(
-    `INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
-     SELECT $1, t.url_hash, t.sid, t.feed_url FROM unnest($2::bigint[], $3::bytea[], $4::text[]) AS t (sid, url_hash, feed_url)
-     ON CONFLICT (user_id, url_hash) DO NOTHING`,
-    [userId, rows.map((x) => x.sid), rows.map((x) => x.hash), rows.map((x) => x.feedUrl)],
-  );
+  });
 }
 
 export type ListedRow = SubscriptionRow & { shown_guid: string };
@@ -127,7 +132,9 @@ export type ListResult = { lastChange: Date; total: number; rows: ListedRow[] };
 /**
  * One page of the user's records changed after `since` (all records without it), in creation order,
  * with the total and the user's last change stamp, all read in one statement (one snapshot).
- * shown_guid is the guid the record had at `since` (its first guid without `since`).
+ * shown_guid is the guid the record had at `since`: the current one if it had it by then, else the
+ * earlier guid that was replaced first after `since` (without `since`, or for a record made after it,
+ * that is its first guid).
  */
 export async function listPage(
   db: Queryable,
@@ -137,55 +144,89 @@ export async function listPage(
   offset: number,
 ): Promise<ListResult> {
   const changedAfter = since ? 'AND s.changed > $2' : '';
-  const r = await db.query<ListedRow & { last_change: Date; total: number; id: number | null }>(
-    `SELECT u.last_change, c.total, p.*
+  const r = await db.query<ListedRow & { last_change: Date; total: number; id: number | null }>({
+    name: since ? 'list-page-since' : 'list-page',
+    text: `SELECT u.last_change, c.total, p.*
        FROM users u
       CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id ${changedAfter}) c
        LEFT JOIN LATERAL (
          SELECT ${COLUMNS},
-                CASE WHEN s.guid_changed IS NULL THEN s.guid ELSE coalesce(
-                  (SELECT g.guid FROM subscription_guids g WHERE g.subscription_id = s.id AND g.valid_from <= $2
-                    ORDER BY g.valid_from DESC, g.seq DESC LIMIT 1),
-                  (SELECT g.guid FROM subscription_guids g WHERE g.subscription_id = s.id
-                    ORDER BY g.valid_from, g.seq LIMIT 1),
+                CASE WHEN s.guid_changed IS NULL OR s.guid_changed <= $2 THEN s.guid ELSE coalesce(
+                  (SELECT x.guid FROM subscription_guids x
+                    WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.replaced_at > coalesce($2, '-infinity')
+                    ORDER BY x.replaced_at, x.seq LIMIT 1),
                   s.guid) END AS shown_guid
            FROM subscriptions s
           WHERE s.user_id = u.id ${changedAfter}
           ORDER BY s.id
           LIMIT $3 OFFSET $4) p ON true
       WHERE u.id = $1`,
-    [userId, since ?? null, limit, offset],
-  );
+    values: [userId, since ?? null, limit, offset],
+  });
   const first = r.rows[0];
   if (!first) throw new Error(`user ${userId} does not exist`);
-  return {
-    lastChange: first.last_change,
-    total: first.total,
-    rows: r.rows.filter((x) => x.id !== null),
-  };
+  return { lastChange: first.last_change, total: first.total, rows: r.rows.filter((x) => x.id !== null) };
 }
 
-/** The record that has (or had) this guid. */
+/** The record that has this guid, now or earlier; current tells which. */
 export async function findByGuid(
   db: Queryable,
   userId: number,
   guid: string,
-  forUpdate = false,
-): Promise<SubscriptionRow | undefined> {
-  const r = await db.query<SubscriptionRow>(
-    `SELECT ${COLUMNS} FROM subscription_guids g JOIN subscriptions s ON s.id = g.subscription_id
-      WHERE g.user_id = $1 AND g.guid = $2 ${forUpdate ? 'FOR UPDATE OF s' : ''}`,
-    [userId, guid],
-  );
+): Promise<(SubscriptionRow & { current: boolean }) | undefined> {
+  const r = await db.query<SubscriptionRow & { current: boolean }>({
+    name: 'find-by-guid',
+    text: `SELECT ${COLUMNS}, true AS current FROM subscriptions s WHERE s.user_id = $1 AND s.guid = $2
+     UNION ALL
+     SELECT ${COLUMNS}, false FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+      WHERE x.user_id = $1 AND x.guid = $2
+     LIMIT 1`,
+    values: [userId, guid],
+  });
   return r.rows[0];
 }
 
+/** The record that has this URL key, as its first URL or another one. */
 export async function findUrlOwner(db: Queryable, userId: number, hash: Buffer): Promise<number | undefined> {
-  const r = await db.query<{ subscription_id: number }>(
-    'SELECT subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = $2',
+  const r = await db.query<{ id: number }>(
+    `SELECT id FROM subscriptions WHERE user_id = $1 AND url_hash = $2
+     UNION ALL
+     SELECT subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = $2
+     LIMIT 1`,
     [userId, hash],
   );
-  return r.rows[0]?.subscription_id;
+  return r.rows[0]?.id;
+}
+
+export async function addOtherUrl(
+  tx: Queryable,
+  userId: number,
+  sid: number,
+  hash: Buffer,
+  feedUrl: string,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url) VALUES ($1, $2, $3, $4)',
+    [userId, hash, sid, feedUrl],
+  );
+}
+
+/** Makes `guid` an earlier guid of the record, replaced at `replacedAt`. */
+export async function addEarlierGuid(
+  tx: Queryable,
+  userId: number,
+  sid: number,
+  guid: string,
+  replacedAt: Date,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at) VALUES ($1, $2, $3, $4)',
+    [userId, guid, sid, replacedAt],
+  );
+}
+
+export async function removeEarlierGuid(tx: Queryable, userId: number, guid: string): Promise<void> {
+  await tx.query('DELETE FROM subscription_guids WHERE user_id = $1 AND guid = $2', [userId, guid]);
 }
 
 export async function updateRecord(
@@ -208,23 +249,25 @@ export async function updateRecord(
   );
 }
 
-/** Makes an earlier guid of the record its current one again. */
-export async function reviveGuid(tx: Queryable, userId: number, guid: string, validFrom: Date): Promise<void> {
-  await tx.query('UPDATE subscription_guids SET valid_from = $3 WHERE user_id = $1 AND guid = $2', [
-    userId,
-    guid,
-    validFrom,
-  ]);
-}
-
-/** Moves everything that names record `from` to record `into`, then removes `from` (a guid merge). */
-export async function mergeInto(tx: Queryable, userId: number, from: number, into: number): Promise<void> {
+/**
+ * A guid merge: record `from` disappears into record `into`. Its guid and first URL join the history of
+ * `into` (the guid replaced at `stamp`), its own history and its deletion requests move over.
+ */
+export async function mergeInto(
+  tx: Queryable,
+  userId: number,
+  from: SubscriptionRow,
+  into: number,
+  stamp: Date,
+): Promise<void> {
   await tx.query(
     `WITH g AS (UPDATE subscription_guids SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           u AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           d AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
      SELECT 1`,
-    [userId, from, into],
+    [userId, from.id, into],
   );
-  await tx.query('DELETE FROM subscriptions WHERE user_id = $1 AND id = $2', [userId, from]);
+  await tx.query('DELETE FROM subscriptions WHERE user_id = $1 AND id = $2', [userId, from.id]);
+  await addEarlierGuid(tx, userId, into, from.guid, stamp);
+  await addOtherUrl(tx, userId, into, from.url_hash, from.feed_url);
 }

@@ -4,7 +4,7 @@ import { withTransaction } from '../db/pool';
 import { Gone, NotFound, ValidationFailed } from '../http/errors';
 import { iso } from '../http/timestamps';
 import type { ListQuery } from './list-query';
-import { planUpsert, type Item } from './plan';
+import { planUpsert, type Item, type Slot } from './plan';
 import * as repo from './repo';
 import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
 
@@ -57,28 +57,18 @@ export async function subscribe(
     );
     const { slots, itemSlots } = planUpsert(items, matches);
 
-    const created = slots.filter((s) => s.id === undefined);
-    const ids = await repo.insertSubscriptions(tx, userId, created, stamp);
-    for (const s of created) s.id = ids.get(s.guid);
-    await repo.resubscribe(
-      tx,
-      userId,
-      slots
-        .filter((s) => !created.includes(s))
+    // A new record is named by its guid until the database gives it an id.
+    const ref = (s: Slot) => (s.id === undefined ? { sid: null, slotGuid: s.guid } : { sid: s.id, slotGuid: null });
+    await repo.writeSubscriptions(tx, userId, stamp, {
+      created: slots
+        .filter((s) => s.id === undefined)
+        .map((s) => ({ guid: s.guid, feedUrl: s.feedUrl, urlHash: s.urlHash, guidChanged: s.guidChanged })),
+      resubscribed: slots
+        .filter((s) => s.id !== undefined)
         .map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
-      stamp,
-    );
-    await repo.addGuids(
-      tx,
-      userId,
-      slots.flatMap((s) => s.newGuids.map((guid) => ({ sid: s.id!, guid }))),
-      stamp,
-    );
-    await repo.addUrls(
-      tx,
-      userId,
-      slots.flatMap((s) => [...s.newUrls.values()].map((u) => ({ sid: s.id!, ...u }))),
-    );
+      earlierGuids: slots.flatMap((s) => s.earlierGuids.map((guid) => ({ ...ref(s), guid }))),
+      otherUrls: slots.flatMap((s) => [...s.otherUrls.values()].map((u) => ({ ...ref(s), ...u }))),
+    });
 
     const changed = iso(stamp);
     const success = items.map((item, i) => ({
@@ -157,7 +147,7 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
 
   return withTransaction(ctx.db, async (tx) => {
     const stamp = await takeChangeStamp(tx, userId);
-    const row = await repo.findByGuid(tx, userId, guid, true);
+    const row = await repo.findByGuid(tx, userId, guid);
     if (!row) throw new NotFound();
     if (row.deleted) throw new Gone();
     const out: PatchResult = {};
@@ -173,7 +163,10 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
       next.feedUrl = url.feedUrl;
       next.subscriptionChanged = stamp;
       out.new_feed_url = url.feedUrl;
-      await repo.addUrls(tx, userId, [{ sid: row.id, hash: urlHash(url.key), feedUrl: url.feedUrl }]);
+      // The old URL keeps finding the record; a URL another record has stays that record's.
+      const hash = urlHash(url.key);
+      if ((await repo.findUrlOwner(tx, userId, hash)) === undefined)
+        await repo.addOtherUrl(tx, userId, row.id, hash, url.feedUrl);
     }
     if (patch.is_subscribed !== undefined && patch.is_subscribed !== row.is_subscribed) {
       next.isSubscribed = patch.is_subscribed;
@@ -185,27 +178,28 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
     if (newGuid && newGuid !== row.guid) {
       out.new_guid = newGuid;
       out.guid_changed = iso(stamp);
-      const other = await repo.findByGuid(tx, userId, newGuid, true);
-      if (other && other.id !== row.id) {
+      const owner = await repo.findByGuid(tx, userId, newGuid);
+      if (owner && owner.id !== row.id) {
         // The user already has a record with that guid: the two become one, and the most recently
         // changed state (this PATCH counts as a change of this record) wins.
-        const thisWins = out.subscription_changed !== undefined || row.changed > other.changed;
-        const winner = thisWins
+        const thisWins = out.subscription_changed !== undefined || row.changed > owner.changed;
+        await repo.mergeInto(tx, userId, row, owner.id, stamp);
+        if (!owner.current) await repo.removeEarlierGuid(tx, userId, newGuid);
+        if (!owner.current) await repo.addEarlierGuid(tx, userId, owner.id, owner.guid, stamp);
+        const state = thisWins
           ? next
           : {
-              ...next,
-              feedUrl: other.feed_url,
-              isSubscribed: other.is_subscribed,
-              subscriptionChanged: other.subscription_changed,
-              deleted: other.deleted,
+              feedUrl: owner.feed_url,
+              isSubscribed: owner.is_subscribed,
+              subscriptionChanged: owner.subscription_changed,
+              deleted: owner.deleted,
             };
-        await repo.mergeInto(tx, userId, row.id, other.id);
-        await repo.reviveGuid(tx, userId, newGuid, stamp);
-        await repo.updateRecord(tx, userId, other.id, { ...winner, guid: newGuid, guidChanged: stamp });
+        await repo.updateRecord(tx, userId, owner.id, { ...state, guid: newGuid, guidChanged: stamp });
         return out;
       }
-      if (other) await repo.reviveGuid(tx, userId, newGuid, stamp);
-      else await repo.addGuids(tx, userId, [{ sid: row.id, guid: newGuid }], stamp);
+      // A new guid, or an earlier guid of this record becoming current again.
+      if (owner) await repo.removeEarlierGuid(tx, userId, newGuid);
+      await repo.addEarlierGuid(tx, userId, row.id, row.guid, stamp);
       next.guid = newGuid;
       next.guidChanged = stamp;
     }

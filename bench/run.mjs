@@ -1,0 +1,345 @@
+// castsync's benchmark: castsync against the floor (bench/floor.mjs) in one run, on one PostgreSQL, with one
+// load generator, then the same reads with 100 times as many users loaded. See bench/README.md.
+//   npm run bench                       (builds first)
+// Env: USERS (20), SUBS per user (1000), CONN (16), SECONDS per round (6), ROUNDS (3), SCALE_USERS (2000; 0
+// skips the scale phase), DATABASE_URL (else an embedded PostgreSQL). Prints a table, then one JSON line.
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const require = createRequire(join(root, 'package.json'));
+const { openEmbedded, freePort } = require('./dist/db/embedded.js');
+const { createLogger } = require('./dist/logger.js');
+const { hashPassword } = require('./dist/auth/secrets.js');
+const repo = require('./dist/subscriptions/repo.js');
+
+const env = (k, d) => Number(process.env[k] ?? d);
+const USERS = env('USERS', 20),
+  SUBS = env('SUBS', 1000),
+  CONN = env('CONN', 16);
+const SECONDS = env('SECONDS', 6),
+  ROUNDS = env('ROUNDS', 3),
+  SCALE_USERS = env('SCALE_USERS', 2000);
+const PASSWORD = 'bench-password';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...a) => console.error(...a);
+
+async function postgres() {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'castsync-bench-pg-'));
+  const db = await openEmbedded({ dataDir: dir, attach: false, logger: createLogger('warn') });
+  return {
+    url: db.url,
+    stop: async () => {
+      await db.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startProcess(args, extraEnv, readyCheck) {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out = (out + d).slice(-10_000)));
+  child.stderr.on('data', (d) => (out = (out + d).slice(-10_000)));
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited:\n${out}`);
+    if (await readyCheck(out)) return child;
+    await sleep(100);
+  }
+  throw new Error(`${args.join(' ')} did not start:\n${out}`);
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONN });
+function request(origin, method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.request(origin + path, { method, headers, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
+    });
+    req.on('error', reject);
+    if (body) req.end(body);
+    else req.end();
+  });
+}
+async function json(origin, method, path, headers, body) {
+  const r = await fetch(origin + path, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body && JSON.stringify(body),
+  });
+  return { status: r.status, headers: r.headers, body: await r.json() };
+}
+
+async function load(origin, makeRequest, seconds = SECONDS, conn = CONN) {
+  const lat = [];
+  let errors = 0,
+    i = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: conn }, async () => {
+      while (Date.now() < until) {
+        const { method, path, headers, body } = makeRequest(i++);
+        try {
+          const r = await request(origin, method, path, headers, body);
+          if (r.status >= 300) errors++;
+          else lat.push(r.ms);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  lat.sort((a, b) => a - b);
+  const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+  return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors };
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const round = (_, x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
+
+const db = await postgres();
+const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+const castsyncPort = await freePort();
+const origin = `http://127.0.0.1:${castsyncPort}`;
+let castsync, floorProc;
+try {
+  castsync = await startProcess(
+    ['dist/server.js'],
+    { DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: String(castsyncPort), LOG_LEVEL: 'warn' },
+    async () => (await fetch(`${origin}/healthz`).catch(() => ({ status: 0 }))).status === 200,
+  );
+
+  log(`seeding ${USERS} users x ${SUBS} subscriptions through the API ...`);
+  const hash = await hashPassword(PASSWORD);
+  const names = Array.from({ length: USERS }, (_, u) => `bench${u}`);
+  await pool.query('INSERT INTO users (username, password_hash) SELECT unnest($1::text[]), $2', [names, hash]);
+  const users = [];
+  for (const [u, name] of names.entries()) {
+    const session = await json(origin, 'POST', '/v1/auth/login', {}, { username: name, password: PASSWORD });
+    const user = {
+      name,
+      bearer: `Bearer ${session.body.access_token}`,
+      basic: 'Basic ' + Buffer.from(`${name}:${PASSWORD}`).toString('base64'),
+    };
+    for (let off = 0; off < SUBS; off += 500) {
+      const subs = Array.from({ length: Math.min(500, SUBS - off) }, (_, k) => ({
+        feed_url: `https://feeds.bench.example/${u}/show-${off + k}/feed.xml`,
+      }));
+      const r = await json(
+        origin,
+        'POST',
+        '/v1/subscriptions',
+        { authorization: user.bearer },
+        { subscriptions: subs },
+      );
+      if (r.status !== 200) throw new Error(`seed POST ${r.status}: ${JSON.stringify(r.body)}`);
+    }
+    // A since-sync that finds 5 changes: mark, then change 5 feeds.
+    user.since = (
+      await json(origin, 'GET', '/v1/subscriptions?per_page=1', { authorization: user.bearer })
+    ).headers.get('sync-timestamp');
+    await sleep(2);
+    await json(
+      origin,
+      'POST',
+      '/v1/subscriptions',
+      { authorization: user.bearer },
+      {
+        subscriptions: Array.from({ length: 5 }, (_, k) => ({
+          feed_url: `https://feeds.bench.example/${u}/show-${k * 100}/feed.xml`,
+        })),
+      },
+    );
+    users.push(user);
+  }
+  await pool.query(`DROP SCHEMA IF EXISTS floor CASCADE; CREATE SCHEMA floor;
+    CREATE TABLE floor.subs (id bigserial PRIMARY KEY, user_id int NOT NULL, feed_url text NOT NULL, guid uuid NOT NULL,
+      is_subscribed bool NOT NULL, changed timestamptz NOT NULL, UNIQUE (user_id, feed_url));
+    CREATE INDEX ON floor.subs (user_id, id);
+    CREATE TABLE floor.tokens (token text PRIMARY KEY, user_id int NOT NULL);
+    INSERT INTO floor.subs (user_id, feed_url, guid, is_subscribed, changed)
+      SELECT u, 'https://feeds.bench.example/' || u || '/show-' || k || '/feed.xml', gen_random_uuid(), true, now()
+      FROM generate_series(0, ${USERS - 1}) u, generate_series(0, ${SUBS - 1}) k;
+    INSERT INTO floor.tokens SELECT 'floor-token-' || u, u FROM generate_series(0, ${USERS - 1}) u;`);
+  await pool.query('VACUUM ANALYZE');
+  const floorPort = await freePort();
+  floorProc = await startProcess([join(here, 'floor.mjs'), String(floorPort), db.url], {}, async (out) =>
+    out.includes('floor ready'),
+  );
+  const floor = `http://127.0.0.1:${floorPort}`;
+
+  const pages = Math.max(1, Math.floor(SUBS / 50));
+  const getPath = (i) => `/v1/subscriptions?page=${1 + (i % pages)}&per_page=50`;
+  let seq = 0;
+  const postBody = (tag) =>
+    JSON.stringify({
+      subscriptions: Array.from({ length: 100 }, (_, k) => ({
+        feed_url: `https://new.bench.example/${tag}/${seq}/${k}.xml`,
+      })),
+    });
+  const getBearer = (i) => ({ method: 'GET', path: getPath(i), headers: { authorization: users[i % USERS].bearer } });
+  const sinceSync = (list) => (i) => {
+    const u = list[i % list.length];
+    return {
+      method: 'GET',
+      path: `/v1/subscriptions?since=${encodeURIComponent(u.since)}&per_page=50`,
+      headers: { authorization: u.bearer },
+    };
+  };
+  const scenarios = {
+    'GET page of 50 (bearer)': {
+      a: getBearer,
+      b: (i) => ({ method: 'GET', path: getPath(i), headers: { authorization: `Bearer floor-token-${i % USERS}` } }),
+    },
+    'POST 100 new feeds': {
+      a: (i) => ({
+        method: 'POST',
+        path: '/v1/subscriptions',
+        headers: { authorization: users[i % USERS].bearer, 'content-type': 'application/json' },
+        body: postBody(`a${seq++}`),
+      }),
+      b: (i) => ({
+        method: 'POST',
+        path: '/v1/subscriptions',
+        headers: { authorization: `Bearer floor-token-${i % USERS}`, 'content-type': 'application/json' },
+        body: postBody(`b${seq++}`),
+      }),
+    },
+  };
+  const results = {};
+  for (const [name, s] of Object.entries(scenarios)) {
+    log(`measuring ${name} ...`);
+    const rows = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const a = await load(origin, s.a);
+      const b = await load(floor, s.b);
+      rows.push({ a, b, ratio: a.rps / b.rps });
+    }
+    results[name] = {
+      castsync_rps: median(rows.map((x) => x.a.rps)),
+      floor_rps: median(rows.map((x) => x.b.rps)),
+      ratio: median(rows.map((x) => x.ratio)),
+      castsync_p99_ms: median(rows.map((x) => x.a.p99)),
+      floor_p99_ms: median(rows.map((x) => x.b.p99)),
+      p99_ratio: median(rows.map((x) => x.a.p99 / x.b.p99)),
+      castsync_errors: rows.reduce((n, x) => n + x.a.errors, 0),
+    };
+  }
+  log('measuring basic vs bearer ...');
+  const basic = await load(origin, (i) => ({
+    method: 'GET',
+    path: getPath(i),
+    headers: { authorization: users[i % USERS].basic },
+  }));
+  const bearerAgain = await load(origin, getBearer);
+  results['GET page of 50 (basic vs bearer)'] = {
+    basic_rps: basic.rps,
+    bearer_rps: bearerAgain.rps,
+    ratio: basic.rps / bearerAgain.rps,
+    errors: basic.errors + bearerAgain.errors,
+  };
+  const rssOf = async () =>
+    Number(
+      (await (await fetch(`${origin}/metrics`)).text()).match(/^process_resident_memory_bytes (\d+)/m)?.[1] ?? NaN,
+    ) /
+    2 ** 20;
+  results.castsync_rss_mib = await rssOf();
+
+  // Latency at a moderate load (4 connections), before and after loading SCALE_USERS users.
+  const latency = async () => ({
+    get: await load(origin, getBearer, SECONDS, 4),
+    since: await load(origin, sinceSync(users), SECONDS, 4),
+  });
+  const plans = async (userName) => {
+    const { rows } = await pool.query('SELECT id FROM users WHERE username = $1', [userName]);
+    const userId = rows[0].id;
+    const out = {};
+    const explaining = (label) => ({
+      query: async (sql, params) => {
+        out[label] = (await pool.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params)).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+        return { rows: [{}] };
+      },
+    });
+    await repo.listPage(explaining('GET page 3 of 50'), userId, undefined, 50, 100).catch(() => undefined);
+    await repo.listPage(explaining('GET since'), userId, new Date(users[0].since), 50, 0).catch(() => undefined);
+    const urls = Array.from({ length: 100 }, (_, k) => `https://feeds.bench.example/0/show-${k}/feed.xml`);
+    const { urlHash, podcastGuid, checkFeedUrl } = require('./dist/subscriptions/urls.js');
+    await repo
+      .findMatches(
+        explaining('POST match 100'),
+        userId,
+        urls.map(podcastGuid),
+        urls.map((u) => urlHash(checkFeedUrl(u).key)),
+      )
+      .catch(() => undefined);
+    return out;
+  };
+  if (SCALE_USERS > USERS) {
+    log('measuring latency with the base data ...');
+    const small = await latency();
+    log(`loading ${SCALE_USERS - USERS} more users x ${SUBS} subscriptions with SQL ...`);
+    const t0 = Date.now();
+    await pool.query(
+      `INSERT INTO users (username, password_hash) SELECT 'scale' || g, $1 FROM generate_series(1, $2::int) g`,
+      [hash, SCALE_USERS - USERS],
+    );
+    await pool.query(
+      `INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed)
+      SELECT u.id, gen_random_uuid(), f.url, sha256(convert_to(f.url, 'UTF8')), true, now() - interval '1 day'
+        FROM users u, generate_series(0, $1::int - 1) k,
+             LATERAL (SELECT 'https://feeds.scale.example/' || u.id || '/' || k || '.xml' AS url) f
+       WHERE u.username LIKE 'scale%' ORDER BY u.id, k`,
+      [SUBS],
+    );
+    await pool.query('VACUUM ANALYZE');
+    const records = (await pool.query('SELECT count(*)::int AS n FROM subscriptions')).rows[0].n;
+    log(`  ${records} records in ${Math.round((Date.now() - t0) / 1000)} s`);
+    log('measuring latency with the scale data ...');
+    const big = await latency();
+    results.scale = {
+      users: SCALE_USERS,
+      records,
+      get_p50_ms: [small.get.p50, big.get.p50],
+      get_p99_ms: [small.get.p99, big.get.p99],
+      since_p50_ms: [small.since.p50, big.since.p50],
+      since_p99_ms: [small.since.p99, big.since.p99],
+      get_p50_ratio: big.get.p50 / small.get.p50,
+      since_p50_ratio: big.since.p50 / small.since.p50,
+      errors: small.get.errors + small.since.errors + big.get.errors + big.since.errors,
+    };
+    results.plans = await plans(users[0].name);
+  }
+  results.castsync_rss_mib_end = await rssOf();
+
+  console.log(
+    `users=${USERS} subs/user=${SUBS} conn=${CONN} ${SECONDS}s x ${ROUNDS} rounds (castsync vs floor, alternating)`,
+  );
+  for (const [k, v] of Object.entries(results)) {
+    if (k === 'plans') continue;
+    console.log(k.padEnd(34), JSON.stringify(v, round));
+  }
+  if (results.plans) for (const [k, v] of Object.entries(results.plans)) console.log(`\n-- plan: ${k}\n${v}`);
+  const { plans: _omit, ...summary } = results;
+  console.log(JSON.stringify({ bench: summary }, round));
+} finally {
+  floorProc?.kill();
+  castsync?.kill('SIGTERM');
+  await new Promise((r) => (castsync && castsync.exitCode === null ? castsync.once('exit', r) : r()));
+  await pool.end();
+  await db.stop();
+  agent.destroy();
+}
