@@ -333,7 +333,8 @@ try {
     console.log(k.padEnd(34), JSON.stringify(v, round));
   }
   if (results.plans) for (const [k, v] of Object.entries(results.plans)) console.log(`\n-- plan: ${k}\n${v}`);
-  const { plans: _omit, ...summary } = results;
+  const summary = { ...results };
+  delete summary.plans;
   console.log(JSON.stringify({ bench: summary }, round));
 } finally {
   floorProc?.kill();
