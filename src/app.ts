@@ -51,32 +51,38 @@ export function createApp({
   const limits = authRateLimits(config);
   const app = express();
   app.disable('x-powered-by');
+  // API answers are no-store; an ETag would only cost a hash of every body.
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
 
   // Self-hosted servers are often reached over plain http on a LAN: no upgrade-insecure-requests.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req, res) => {
-        const sent = req.headers['x-request-id'];
-        const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customProps: (req, res) => ({
-        route: routeTemplate(req as express.Request),
-        userId: (req as express.Request).userId,
-        status: res.statusCode,
+  app.use((req, res, next) => {
+    const sent = req.headers['x-request-id'];
+    req.id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    next();
+  });
+  // One line per request at info level; below it, not even the per-request logger is made.
+  if (logger.isLevelEnabled('info')) {
+    app.use(
+      pinoHttp({
+        logger,
+        genReqId: (req) => req.id,
+        customProps: (req, res) => ({
+          route: routeTemplate(req as express.Request),
+          userId: (req as express.Request).userId,
+          status: res.statusCode,
+        }),
+        serializers: {
+          req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
       }),
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+    );
+  }
   app.use(metrics.middleware);
 
   app.get('/healthz', (_req, res) => {

@@ -4,6 +4,17 @@ import type { Logger } from '../logger';
 // Ids and counts are int8; they stay far below 2^53, so they are read as plain numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
+// timestamptz arrives as "2026-11-22 10:15:30.123+00" (or with "+05:30"); the built-in parser takes a
+// regular expression and arithmetic per value, while the ISO form of the same text is parsed natively.
+const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (v: string) => {
+  if (v.charCodeAt(10) === 32 && v.length >= 22) {
+    const d = new Date(`${v.slice(0, 10)}T${v.slice(11)}${v.charCodeAt(v.length - 3) === 58 ? '' : ':00'}`);
+    if (!Number.isNaN(d.getTime())) return d;
+  }
+  return parseTimestamptz(v) as Date;
+});
+
 export type Db = pg.Pool;
 export type Tx = pg.PoolClient;
 export type Queryable = pg.Pool | pg.PoolClient;

@@ -126,7 +126,12 @@ export async function writeSubscriptions(tx: Queryable, userId: number, stamp: D
   });
 }
 
-export type ListedRow = SubscriptionRow & { shown_guid: string };
+/** What a client sees of a record. */
+export type RecordFields = Pick<
+  SubscriptionRow,
+  'guid' | 'feed_url' | 'is_subscribed' | 'subscription_changed' | 'guid_changed' | 'deleted'
+>;
+export type ListedRow = RecordFields & { id: number; shown_guid: string };
 export type ListResult = { lastChange: Date; total: number; rows: ListedRow[] };
 
 /**
@@ -144,13 +149,13 @@ export async function listPage(
   offset: number,
 ): Promise<ListResult> {
   const changedAfter = since ? 'AND s.changed > $2' : '';
-  const r = await db.query<ListedRow & { last_change: Date; total: number; id: number | null }>({
+  const r = await db.query<Omit<ListedRow, 'id'> & { last_change: Date; total: number; id: number | null }>({
     name: since ? 'list-page-since' : 'list-page',
     text: `SELECT u.last_change, c.total, p.*
        FROM users u
       CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id ${changedAfter}) c
        LEFT JOIN LATERAL (
-         SELECT ${COLUMNS},
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
                 CASE WHEN s.guid_changed IS NULL OR s.guid_changed <= $2 THEN s.guid ELSE coalesce(
                   (SELECT x.guid FROM subscription_guids x
                     WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.replaced_at > coalesce($2, '-infinity')
@@ -165,7 +170,11 @@ export async function listPage(
   });
   const first = r.rows[0];
   if (!first) throw new Error(`user ${userId} does not exist`);
-  return { lastChange: first.last_change, total: first.total, rows: r.rows.filter((x) => x.id !== null) };
+  return {
+    lastChange: first.last_change,
+    total: first.total,
+    rows: r.rows.filter((x): x is ListedRow & { last_change: Date; total: number } => x.id !== null),
+  };
 }
 
 /** The record that has this guid, now or earlier; current tells which. */

@@ -91,15 +91,18 @@ export type RecordOut = {
   deleted?: string;
 };
 
-/** A record as clients see it, named by `guid` (an earlier guid of its chain, or its current one). */
-export function present(row: repo.SubscriptionRow, guid: string): RecordOut {
+/**
+ * A record as clients see it, named by `shown` (an earlier guid of its chain, or its current one), its
+ * timestamps already formatted; absent fields are left out.
+ */
+export function present(row: repo.RecordFields, shown: string): RecordOut {
   const out: RecordOut = {
     feed_url: row.feed_url,
-    guid,
+    guid: shown,
     is_subscribed: row.is_subscribed,
     subscription_changed: iso(row.subscription_changed),
   };
-  if (row.guid !== guid) out.new_guid = row.guid;
+  if (row.guid !== shown) out.new_guid = row.guid;
   if (row.guid_changed) out.guid_changed = iso(row.guid_changed);
   if (row.deleted) out.deleted = iso(row.deleted);
   return out;
@@ -111,11 +114,7 @@ export async function list(
   q: ListQuery,
 ): Promise<{ syncTimestamp: string; total: number; records: RecordOut[] }> {
   const r = await repo.listPage(ctx.db, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
-  return {
-    syncTimestamp: iso(r.lastChange),
-    total: r.total,
-    records: r.rows.map((row) => present(row, row.shown_guid)),
-  };
+  return { syncTimestamp: iso(r.lastChange), total: r.total, records: r.rows.map((row) => present(row, row.shown_guid)) };
 }
 
 export async function getOne(ctx: Context, userId: number, guid: string): Promise<RecordOut> {
