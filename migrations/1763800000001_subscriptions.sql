@@ -2,8 +2,10 @@
 -- One row per logical subscription. id is the creation order that paging follows. guid is the current
 -- guid; url_hash is the SHA-256 of the normalised form of the record's first feed URL (src/subscriptions/
 -- urls.ts). Both are unique per user, and a POST of a new feed writes this one row and nothing else.
+-- No foreign key to users: it would cost a lookup for every inserted row, and a user's subscriptions are
+-- removed with the user, in one transaction (src/auth/repo.ts deleteUser).
 CREATE TABLE subscriptions (
-  user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  user_id bigint NOT NULL,
   id bigint GENERATED ALWAYS AS IDENTITY,
   guid uuid NOT NULL,
   feed_url text NOT NULL,

@@ -76,7 +76,11 @@ export function createApp({
           status: res.statusCode,
         }),
         serializers: {
-          req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          req: (req: { id: unknown; method: string; url: string }) => ({
+            id: req.id,
+            method: req.method,
+            url: req.url,
+          }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
         customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),

@@ -37,9 +37,15 @@ export async function updatePassword(
   return r.rows[0]?.id;
 }
 
+/** Removes the user and everything of theirs (subscriptions have no foreign key to users). */
 export async function deleteUser(db: Queryable, username: string): Promise<boolean> {
-  const r = await db.query('DELETE FROM users WHERE username = $1', [username]);
-  return r.rowCount === 1;
+  const r = await db.query(
+    `WITH u AS (DELETE FROM users WHERE username = $1 RETURNING id),
+          s AS (DELETE FROM subscriptions WHERE user_id IN (SELECT id FROM u))
+     SELECT count(*) AS n FROM u`,
+    [username],
+  );
+  return r.rows[0]?.n === 1;
 }
 
 export async function listUsers(

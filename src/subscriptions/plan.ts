@@ -25,7 +25,9 @@ export type Slot = {
  * record had), against the user's records and the records this request creates before it. A guid the
  * client sends is authoritative: a record found by URL with another guid takes the client's guid.
  */
-export function planUpsert(items: Item[], matches: Match[]): { slots: Slot[]; itemSlots: Slot[] } {
+export type Plan = { slots: Slot[]; itemSlots: Slot[] };
+
+export function planUpsert(items: Item[], matches: Match[]): Plan {
   const byGuid = new Map<string, Slot>();
   const byKey = new Map<string, Slot>();
   const byId = new Map<number, Slot>();

@@ -26,42 +26,75 @@ export type Match = {
 };
 
 /**
- * For each (guid, url hash) pair, the user's record that has that guid (current or earlier) and the one
- * that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so two or three index probes
- * per item however many records the user has.
+ * For each (guid, url hash) pair of $2 and $3, the user's record that has that guid (current or earlier)
+ * and the one that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so a few index
+ * probes per item however many records the user has; most users have no earlier guids or other URLs,
+ * and then the history tables are not probed per item at all.
  */
-export async function findMatches(tx: Queryable, userId: number, guids: string[], hashes: Buffer[]): Promise<Match[]> {
-  const r = await tx.query<{
-    guid_sid: number | null;
-    guid_sid_guid: string | null;
-    url_sid: number | null;
-    url_sid_guid: string | null;
-  }>({
-    name: 'find-matches',
-    text: `SELECT g.id AS guid_sid, g.guid AS guid_sid_guid, u.id AS url_sid, u.guid AS url_sid_guid
-       FROM unnest($2::uuid[], $3::bytea[]) WITH ORDINALITY AS i (guid, url_hash, ord)
-       LEFT JOIN LATERAL (
-         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = i.guid
-         UNION ALL
-         SELECT s.id, s.guid FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-          WHERE x.user_id = $1 AND x.guid = i.guid
-         LIMIT 1) g ON true
-       LEFT JOIN LATERAL (
-         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = i.url_hash
-         UNION ALL
-         SELECT s.id, s.guid FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-          WHERE x.user_id = $1 AND x.url_hash = i.url_hash
-         LIMIT 1) u ON true
-      ORDER BY i.ord`,
-    values: [userId, guids, hashes],
-  });
-  return r.rows.map((x) => ({
+const MATCHES = `
+  h AS (SELECT EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
+            OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1) AS has_history),
+  m AS (
+    SELECT i.ord, g.id AS guid_sid, g.guid AS guid_sid_guid, u.id AS url_sid, u.guid AS url_sid_guid
+      FROM unnest($2::uuid[], $3::bytea[]) WITH ORDINALITY AS i (guid, url_hash, ord)
+      LEFT JOIN LATERAL (
+        SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = i.guid
+        UNION ALL
+        SELECT s.id, s.guid FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+         WHERE x.user_id = $1 AND x.guid = i.guid AND (SELECT has_history FROM h)
+        LIMIT 1) g ON true
+      LEFT JOIN LATERAL (
+        SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = i.url_hash
+        UNION ALL
+        SELECT s.id, s.guid FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+         WHERE x.user_id = $1 AND x.url_hash = i.url_hash AND (SELECT has_history FROM h)
+        LIMIT 1) u ON true)`;
+
+type MatchRow = {
+  version: Date;
+  guid_sid: number | null;
+  guid_sid_guid: string | null;
+  url_sid: number | null;
+  url_sid_guid: string | null;
+};
+
+/** What the matches were read against: the user's last change stamp at that moment. */
+export type Matches = { version: Date; matches: Match[] };
+
+function toMatches(rows: MatchRow[], userId: number): Matches {
+  const version = rows[0]?.version;
+  if (!version) throw new Error(`user ${userId} does not exist`);
+  const matches = rows.map((x) => ({
     guidSid: x.guid_sid,
     guidSidGuid: x.guid_sid_guid,
     urlSid: x.url_sid,
     urlSidGuid: x.url_sid_guid,
   }));
+  return { version, matches };
 }
+
+export async function findMatches(db: Queryable, userId: number, guids: string[], hashes: Buffer[]): Promise<Matches> {
+  const r = await db.query<MatchRow>({
+    name: 'find-matches',
+    text: `WITH ${MATCHES}
+     SELECT (SELECT last_change FROM users WHERE id = $1) AS version, m.* FROM m ORDER BY m.ord`,
+    values: [userId, guids, hashes],
+  });
+  return toMatches(r.rows, userId);
+}
+
+/** The change stamp for a write, taken under the user's row lock only if nothing changed since `version`. */
+const STAMP_IF_UNCHANGED = `UPDATE users
+     SET last_change = greatest(date_trunc('milliseconds', clock_timestamp()), last_change + interval '1 millisecond')
+   WHERE id = $1 AND last_change = (SELECT last_change FROM v)`;
+
+const INSERT_CREATED = (
+  p: number,
+) => `INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed, guid_changed)
+    SELECT $1, t.guid, t.feed_url, t.url_hash, true, stamp.at, CASE WHEN t.guid_changed THEN stamp.at END
+      FROM stamp CROSS JOIN unnest($${p}::uuid[], $${p + 1}::text[], $${p + 2}::bytea[], $${p + 3}::bool[]) WITH ORDINALITY
+           AS t (guid, feed_url, url_hash, guid_changed, ord)
+     ORDER BY t.ord`;
 
 /** A record named by an id (existing) or by its guid (created by the same statement). */
 export type RecordRef = { sid: number | null; slotGuid: string | null };
@@ -75,38 +108,87 @@ export type SubscribeWrite = {
   otherUrls: (RecordRef & { hash: Buffer; feedUrl: string })[];
 };
 
+const CONFLICT_SQLSTATE = 'CS409';
+const UNIQUE_VIOLATION = '23505';
+
+/** The error insertIfAllNew fails with when a feed exists. */
+export const isExistingFeed = (err: unknown): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return code === CONFLICT_SQLSTATE || code === UNIQUE_VIOLATION;
+};
+
 /**
- * Everything a POST writes, in one statement: new records, re-subscribed records and their guid and URL
- * history. A new feed costs one row in subscriptions and nothing else.
+ * The common POST in one round trip: insert feeds that are all new to the user. The unique indexes on
+ * guid and URL do the matching: a feed the user has makes the whole statement fail (unique violation, or
+ * CONFLICT_SQLSTATE for an earlier guid or other URL), writing nothing, and the caller matches instead.
+ * Probing first would cost two index lookups per feed on every POST. The stamp is taken only if nothing
+ * changed since the statement's snapshot, so that the history lookup still holds.
+ * Returns the stamp, or undefined when another write of the user came in between.
  */
-export async function writeSubscriptions(tx: Queryable, userId: number, stamp: Date, w: SubscribeWrite): Promise<void> {
-  await tx.query({
+export async function insertIfAllNew(
+  db: Queryable,
+  userId: number,
+  created: SubscribeWrite['created'],
+): Promise<Date | undefined> {
+  const r = await db.query<{ at: Date | null }>({
+    name: 'insert-if-all-new',
+    text: `WITH v AS (SELECT last_change FROM users WHERE id = $1),
+       known AS (
+         SELECT EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
+             OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::bytea[])) AS hit),
+       stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
+       created AS (${INSERT_CREATED(2)})
+     SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
+    values: [
+      userId,
+      created.map((x) => x.guid),
+      created.map((x) => x.feedUrl),
+      created.map((x) => x.urlHash),
+      created.map((x) => x.guidChanged),
+    ],
+  });
+  return r.rows[0]?.at ?? undefined;
+}
+
+/**
+ * Everything a POST writes, in one statement (so one transaction): the user's change stamp, new records,
+ * re-subscribed records and their guid and URL history. It is a compare-and-set: the stamp is taken,
+ * under the user's row lock, only if the user's last change is still `version` (what the matches were
+ * read against); otherwise nothing is written and undefined is returned, and the caller plans again.
+ * A new feed costs one row in subscriptions and nothing else.
+ */
+export async function writeSubscriptions(
+  tx: Queryable,
+  userId: number,
+  version: Date,
+  w: SubscribeWrite,
+): Promise<Date | undefined> {
+  const r = await tx.query<{ at: Date }>({
     name: 'write-subscriptions',
-    text: `WITH created AS (
-         INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed, guid_changed)
-         SELECT $1, t.guid, t.feed_url, t.url_hash, true, $2, CASE WHEN t.guid_changed THEN $2::timestamptz END
-           FROM unnest($3::uuid[], $4::text[], $5::bytea[], $6::bool[]) WITH ORDINALITY AS t (guid, feed_url, url_hash, guid_changed, ord)
-          ORDER BY t.ord
-         RETURNING id, guid),
+    text: `WITH v AS (SELECT $2::timestamptz AS last_change),
+       stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
+       created AS (${INSERT_CREATED(3)} RETURNING id, guid),
        resubscribed AS (
          UPDATE subscriptions s
-            SET feed_url = t.feed_url, guid = t.guid, is_subscribed = true, deleted = NULL, subscription_changed = $2,
-                guid_changed = CASE WHEN t.guid_changed THEN $2 ELSE s.guid_changed END
-           FROM unnest($7::bigint[], $8::uuid[], $9::text[], $10::bool[]) AS t (id, guid, feed_url, guid_changed)
+            SET feed_url = t.feed_url, guid = t.guid, is_subscribed = true, deleted = NULL, subscription_changed = stamp.at,
+                guid_changed = CASE WHEN t.guid_changed THEN stamp.at ELSE s.guid_changed END
+           FROM stamp CROSS JOIN unnest($7::bigint[], $8::uuid[], $9::text[], $10::bool[]) AS t (id, guid, feed_url, guid_changed)
           WHERE s.user_id = $1 AND s.id = t.id),
        guids AS (
          INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
-         SELECT $1, a.guid, coalesce(a.sid, c.id), $2
-           FROM unnest($11::bigint[], $12::uuid[], $13::uuid[]) WITH ORDINALITY AS a (sid, slot_guid, guid, ord)
+         SELECT $1, a.guid, coalesce(a.sid, c.id), stamp.at
+           FROM stamp CROSS JOIN unnest($11::bigint[], $12::uuid[], $13::uuid[]) WITH ORDINALITY AS a (sid, slot_guid, guid, ord)
            LEFT JOIN created c ON c.guid = a.slot_guid
-          ORDER BY a.ord)
-     INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
-     SELECT $1, a.url_hash, coalesce(a.sid, c.id), a.feed_url
-       FROM unnest($14::bigint[], $15::uuid[], $16::bytea[], $17::text[]) AS a (sid, slot_guid, url_hash, feed_url)
-       LEFT JOIN created c ON c.guid = a.slot_guid`,
+          ORDER BY a.ord),
+       urls AS (
+         INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
+         SELECT $1, a.url_hash, coalesce(a.sid, c.id), a.feed_url
+           FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::bytea[], $17::text[]) AS a (sid, slot_guid, url_hash, feed_url)
+           LEFT JOIN created c ON c.guid = a.slot_guid)
+     SELECT at FROM stamp`,
     values: [
       userId,
-      stamp,
+      version,
       w.created.map((x) => x.guid),
       w.created.map((x) => x.feedUrl),
       w.created.map((x) => x.urlHash),
@@ -124,6 +206,7 @@ export async function writeSubscriptions(tx: Queryable, userId: number, stamp: D
       w.otherUrls.map((x) => x.feedUrl),
     ],
   });
+  return r.rows[0]?.at;
 }
 
 /** What a client sees of a record. */

@@ -1,10 +1,10 @@
 import type { Context } from '../context';
-import { takeChangeStamp } from '../db/change-stamp';
+import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { withTransaction } from '../db/pool';
 import { Gone, NotFound, ValidationFailed } from '../http/errors';
 import { iso } from '../http/timestamps';
 import type { ListQuery } from './list-query';
-import { planUpsert, type Item, type Slot } from './plan';
+import { planUpsert, type Item, type Plan, type Slot } from './plan';
 import * as repo from './repo';
 import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
 
@@ -47,38 +47,62 @@ export async function subscribe(
   });
   if (items.length === 0) return { success: [], failure };
 
-  return withTransaction(ctx.db, async (tx) => {
-    const stamp = await takeChangeStamp(tx, userId);
-    const matches = await repo.findMatches(
-      tx,
-      userId,
-      items.map((x) => x.guid),
-      items.map((x) => x.hash),
-    );
-    const { slots, itemSlots } = planUpsert(items, matches);
-
-    // A new record is named by its guid until the database gives it an id.
-    const ref = (s: Slot) => (s.id === undefined ? { sid: null, slotGuid: s.guid } : { sid: s.id, slotGuid: null });
-    await repo.writeSubscriptions(tx, userId, stamp, {
-      created: slots
-        .filter((s) => s.id === undefined)
-        .map((s) => ({ guid: s.guid, feedUrl: s.feedUrl, urlHash: s.urlHash, guidChanged: s.guidChanged })),
-      resubscribed: slots
-        .filter((s) => s.id !== undefined)
-        .map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
-      earlierGuids: slots.flatMap((s) => s.earlierGuids.map((guid) => ({ ...ref(s), guid }))),
-      otherUrls: slots.flatMap((s) => [...s.otherUrls.values()].map((u) => ({ ...ref(s), ...u }))),
-    });
-
-    const changed = iso(stamp);
+  const guids = items.map((x) => x.guid);
+  const hashes = items.map((x) => x.hash);
+  const respond = (plan: Plan, at: Date) => {
+    const changed = iso(at);
     const success = items.map((item, i) => ({
       feed_url: item.feedUrl,
-      guid: itemSlots[i]!.guid,
+      guid: plan.itemSlots[i]!.guid,
       is_subscribed: true as const,
       subscription_changed: changed,
     }));
     return { success, failure };
+  };
+
+  // Most POSTs add feeds the user does not have: one statement inserts them if that is so.
+  const allNew = planUpsert(items, NO_MATCHES(items.length));
+  if (allNew.slots.every((s) => s.earlierGuids.length === 0 && s.otherUrls.size === 0)) {
+    const at = await repo.insertIfAllNew(ctx.db, userId, writeOf(allNew).created).catch((err: unknown) => {
+      if (repo.isExistingFeed(err)) return undefined;
+      throw err;
+    });
+    if (at) return respond(allNew, at);
+  }
+  // Otherwise plan against the matches and write if no other write of this user came in between (a
+  // compare-and-set on the user's change stamp); if other writers keep winning, plan under the lock.
+  for (let i = 0; i < 2; i++) {
+    const read = await repo.findMatches(ctx.db, userId, guids, hashes);
+    const plan = planUpsert(items, read.matches);
+    const at = await repo.writeSubscriptions(ctx.db, userId, read.version, writeOf(plan));
+    if (at) return respond(plan, at);
+  }
+  return withTransaction(ctx.db, async (tx) => {
+    await lockUser(tx, userId);
+    const locked = await repo.findMatches(tx, userId, guids, hashes);
+    const plan = planUpsert(items, locked.matches);
+    const at = await repo.writeSubscriptions(tx, userId, locked.version, writeOf(plan));
+    if (!at) throw new Error('the user changed under its own row lock');
+    return respond(plan, at);
   });
+}
+
+const NO_MATCHES = (n: number): repo.Match[] =>
+  Array.from({ length: n }, () => ({ guidSid: null, guidSidGuid: null, urlSid: null, urlSidGuid: null }));
+
+/** The rows a plan writes; a new record is named by its guid until the database gives it an id. */
+function writeOf({ slots }: Plan): repo.SubscribeWrite {
+  const ref = (s: Slot) => (s.id === undefined ? { sid: null, slotGuid: s.guid } : { sid: s.id, slotGuid: null });
+  return {
+    created: slots
+      .filter((s) => s.id === undefined)
+      .map((s) => ({ guid: s.guid, feedUrl: s.feedUrl, urlHash: s.urlHash, guidChanged: s.guidChanged })),
+    resubscribed: slots
+      .filter((s) => s.id !== undefined)
+      .map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
+    earlierGuids: slots.flatMap((s) => s.earlierGuids.map((guid) => ({ ...ref(s), guid }))),
+    otherUrls: slots.flatMap((s) => [...s.otherUrls.values()].map((u) => ({ ...ref(s), ...u }))),
+  };
 }
 
 export type RecordOut = {
@@ -114,7 +138,11 @@ export async function list(
   q: ListQuery,
 ): Promise<{ syncTimestamp: string; total: number; records: RecordOut[] }> {
   const r = await repo.listPage(ctx.db, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
-  return { syncTimestamp: iso(r.lastChange), total: r.total, records: r.rows.map((row) => present(row, row.shown_guid)) };
+  return {
+    syncTimestamp: iso(r.lastChange),
+    total: r.total,
+    records: r.rows.map((row) => present(row, row.shown_guid)),
+  };
 }
 
 export async function getOne(ctx: Context, userId: number, guid: string): Promise<RecordOut> {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -45,7 +45,7 @@ export function checkFeedUrl(raw: string): FeedUrlResult {
 
 /** SHA-256 of the matching key: what the database indexes (a btree entry must stay small). */
 export function urlHash(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  return hash('sha256', key, 'buffer');
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -63,8 +63,7 @@ const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex')
  */
 export function podcastGuid(feedUrl: string): string {
   const name = feedUrl.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '').replace(/\/+$/, '');
-  const hash = createHash('sha1').update(PODCAST_NAMESPACE).update(name, 'utf8').digest();
-  const b = hash.subarray(0, 16);
+  const b = hash('sha1', Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]), 'buffer').subarray(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x50;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const x = b.toString('hex');

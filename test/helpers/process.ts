@@ -145,3 +145,15 @@ export async function deletionOutcome(origin: string, authorization: string, id:
   }
   return status;
 }
+
+/** Every feed URL of the user, following `next` through all pages. */
+export async function allFeedUrls(origin: string, authorization: string): Promise<Set<string>> {
+  const urls = new Set<string>();
+  let path: string | undefined = '/v1/subscriptions?per_page=500';
+  while (path) {
+    const r = await call(origin, 'GET', path, authorization);
+    for (const s of r.body.subscriptions as { feed_url: string }[]) urls.add(s.feed_url);
+    path = r.body.next ? new URL(r.body.next as string).pathname + new URL(r.body.next as string).search : undefined;
+  }
+  return urls;
+}

@@ -1,7 +1,16 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { basicAuth, call, cli, deletionOutcome, startServer, stopServer, type ServerProcess } from '../helpers/process';
+import {
+  allFeedUrls,
+  basicAuth,
+  call,
+  cli,
+  deletionOutcome,
+  startServer,
+  stopServer,
+  type ServerProcess,
+} from '../helpers/process';
 
 // The newcomer's path: no DATABASE_URL, an embedded PostgreSQL in DATA_DIR, users made with the CLI.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'castsync-embedded-'));
@@ -106,8 +115,7 @@ describe('embedded PostgreSQL and the CLI', () => {
     // The crash left PostgreSQL's lock file behind.
     expect(existsSync(lock)).toBe(true);
     server = await startServer(env);
-    const r = await call(server.origin, 'GET', '/v1/subscriptions?per_page=500', alice);
-    const stored = new Set(r.body.subscriptions.map((x: { feed_url: string }) => x.feed_url));
+    const stored = await allFeedUrls(server.origin, alice);
     expect(acknowledged.filter((u) => !stored.has(u))).toEqual([]);
   });
 
