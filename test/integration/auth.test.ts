@@ -165,7 +165,7 @@ describe('authentication', () => {
   test('passwords are stored as argon2id hashes and tokens as SHA-256 digests, never in the clear', async () => {
     const s = (await login(alice.name, alice.password)).body;
     const u = await t.db.query('SELECT password_hash FROM users WHERE username = $1', [alice.name]);
-    expect(u.rows[0].password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(u.rows[0].password_hash).toMatch(/^\$argon2id\$v=19\$m=47104,p=1,t=1\$/);
     const tokens = await t.db.query('SELECT token_hash FROM tokens');
     for (const row of tokens.rows) {
       expect(row.token_hash).toHaveLength(32);
