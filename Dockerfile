@@ -13,6 +13,7 @@ FROM node:20-bookworm-slim
 # The image has no compiler: npm's pre-scripts (which build) are skipped; the scripts themselves run.
 ENV HOST=0.0.0.0 \
     PORT=8080 \
+    MALLOC_ARENA_MAX=2 \
     npm_config_ignore_scripts=true \
     npm_config_update_notifier=false
 WORKDIR /app

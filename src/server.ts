@@ -22,6 +22,17 @@ async function main(config: Config, logger: Logger) {
 
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
+  // Requests Node's HTTP parser refuses never reach the app; they still get the contract's error body.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const [status, message] =
+      err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request headers too large'] : [400, 'Bad request'];
+    const body = JSON.stringify({ code: String(status), message });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

@@ -51,16 +51,15 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
 
   const itemSlots = items.map((item, i) => {
     const m = matches[i]!;
-    const keyHex = item.hash.toString('hex');
     let slot = byGuid.get(item.guid) ?? (m.guidSid !== null ? existing(m.guidSid, m.guidSidGuid!, item) : undefined);
     if (slot) {
       // Found by a guid of its chain: an earlier guid resolves to the record and changes nothing.
       byGuid.set(item.guid, slot);
     } else {
-      slot = byKey.get(keyHex) ?? (m.urlSid !== null ? existing(m.urlSid, m.urlSidGuid!, item) : undefined);
+      slot = byKey.get(item.key) ?? (m.urlSid !== null ? existing(m.urlSid, m.urlSidGuid!, item) : undefined);
       if (!slot) {
         slot = newSlot(undefined, item.guid, item);
-        byKey.set(keyHex, slot);
+        byKey.set(item.key, slot);
       } else if (item.explicitGuid) {
         slot.earlierGuids.push(slot.guid);
         slot.guid = item.guid;
@@ -69,10 +68,10 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
       }
     }
     slot.feedUrl = item.feedUrl;
-    if (!byKey.has(keyHex)) {
-      byKey.set(keyHex, slot);
+    if (!byKey.has(item.key)) {
+      byKey.set(item.key, slot);
       // A URL another record already has stays that record's: this one only shows it.
-      if (m.urlSid === null) slot.otherUrls.set(keyHex, { hash: item.hash, feedUrl: item.feedUrl });
+      if (m.urlSid === null) slot.otherUrls.set(item.key, { hash: item.hash, feedUrl: item.feedUrl });
     }
     return slot;
   });

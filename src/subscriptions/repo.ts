@@ -134,8 +134,11 @@ export async function insertIfAllNew(
     name: 'insert-if-all-new',
     text: `WITH v AS (SELECT last_change FROM users WHERE id = $1),
        known AS (
-         SELECT EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
-             OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::bytea[])) AS hit),
+         SELECT CASE WHEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
+                       OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1)
+                THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
+                  OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::bytea[]))
+                ELSE false END AS hit),
        stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
        created AS (${INSERT_CREATED(2)})
      SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,

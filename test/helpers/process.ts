@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded';
 
@@ -23,12 +24,24 @@ const baseEnv = (extra: Record<string, string>) => ({
   ...extra,
 });
 
-/** Starts the built server (the same dist/server.js that `npm start` runs) in its own process group. */
+/**
+ * The environment and node arguments of `npm start` ("cross-env VAR=x node --flags dist/server.js"), so
+ * that tests run what users run.
+ */
+const startCommand = (): { env: Record<string, string>; args: string[] } => {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/).filter((w) => w !== 'cross-env');
+  const env = Object.fromEntries(words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => w.split('=') as [string, string]));
+  return { env, args: words.slice(words.indexOf('node') + 1) };
+};
+
+/** Starts the built server as `npm start` does, without the build step, in its own process group. */
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.js'], {
+  const start = startCommand();
+  const child = spawn(process.execPath, start.args, {
     cwd: root,
-    env: baseEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
+    env: baseEnv({ ...start.env, HOST: '127.0.0.1', PORT: String(port), ...env }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -100,3 +100,11 @@ test('a deletion accepted by the instance without a worker is done by the one wi
   expect(d.status).toBe(202);
   expect(await deletionOutcome(a.origin, auth, d.body.deletion_id)).toBe('SUCCESS');
 });
+
+test('requests the HTTP parser refuses still get the error body', async () => {
+  const r = await call(a.origin, 'GET', '/v1/subscriptions', 'Bearer ' + 'x'.repeat(100_000));
+  expect({ status: r.status, body: r.body }).toEqual({
+    status: 431,
+    body: { code: '431', message: 'Request headers too large' },
+  });
+});
