@@ -42,6 +42,7 @@ test('database loss: quick 503s, no crash, recovery on its own, no acknowledged 
 
   await cluster.stop();
   cluster = undefined;
+  let slowest503 = 0;
   for (const [method, p, body] of [
     ['GET', '/v1/subscriptions', undefined],
     ['POST', '/v1/subscriptions', { subscriptions: [{ feed_url: 'https://outage.example/lost.xml' }] }],
@@ -59,19 +60,25 @@ test('database loss: quick 503s, no crash, recovery on its own, no acknowledged 
   // A user whose credentials are not cached yet is told the same, not "unauthorized".
   expect((await call(server.origin, 'GET', '/v1/subscriptions', basicAuth('someone', 'else-pass'))).status).toBe(503);
 
+  const down503 = Date.now();
   cluster = await startCluster(dataDir, port);
+  const back = Date.now();
   let status = 0;
   for (let i = 0; i < 100 && status !== 200; i++) {
     await new Promise((r) => setTimeout(r, 200));
     status = (await call(server.origin, 'GET', '/readyz')).status;
   }
   expect(status).toBe(200);
+  process.stderr.write(
+    `reliability: database outage: 503 within ${slowest503} ms; ready again ${Date.now() - back} ms after the database (${back - down503} ms to restart it); acknowledged ${acknowledged.length}, lost `,
+  );
   const post = await call(server.origin, 'POST', '/v1/subscriptions', auth, {
     subscriptions: [{ feed_url: 'https://outage.example/after.xml' }],
   });
   expect(post.status).toBe(200);
   const list = await call(server.origin, 'GET', '/v1/subscriptions?per_page=500', auth);
   const stored = new Set(list.body.subscriptions.map((s: { feed_url: string }) => s.feed_url));
+  process.stderr.write(`${acknowledged.filter((u) => !stored.has(u)).length}\n`);
   expect(acknowledged.filter((u) => !stored.has(u))).toEqual([]);
   expect(stored.has('https://outage.example/after.xml')).toBe(true);
   expect(stored.has('https://outage.example/lost.xml')).toBe(false);

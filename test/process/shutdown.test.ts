@@ -62,6 +62,10 @@ describe('graceful shutdown', () => {
     server.kill('SIGTERM');
     const exit = await server.exited;
     await Promise.all(clients);
+    process.stderr.write(
+      `reliability: SIGTERM under load: completed ${outcomes.ok}, refused after close ${outcomes.refused}, ` +
+        `failed ${outcomes.failed.length}, exit ${exit.code} after ${exit.at - t0} ms\n`,
+    );
     expect(outcomes.failed).toEqual([]);
     expect(outcomes.ok).toBeGreaterThan(50);
     expect(exit.code).toBe(0);
