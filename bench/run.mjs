@@ -280,6 +280,11 @@ try {
     const { rows } = await pool.query('SELECT id FROM users WHERE username = $1', [userName]);
     const userId = rows[0].id;
     const out = {};
+    const mark = new Date(Date.now() - 1000);
+    await pool.query(
+      `UPDATE subscriptions SET subscription_changed = now() WHERE user_id = $1 AND id IN (SELECT id FROM subscriptions WHERE user_id = $1 ORDER BY id LIMIT 5)`,
+      [userId],
+    );
     const client = await pool.connect();
     const explaining = (label) => ({
       query: async (config) => {
@@ -293,11 +298,13 @@ try {
         if (err.message !== 'explained') out.error = err.message;
       });
     const { urlHash, podcastGuid, checkFeedUrl } = require('./dist/subscriptions/urls.js');
-    const known = Array.from({ length: 100 }, (_, k) => `https://feeds.bench.example/0/show-${k}/feed.xml`);
+    const known = (
+      await pool.query('SELECT feed_url FROM subscriptions WHERE user_id = $1 LIMIT 100', [userId])
+    ).rows.map((r) => r.feed_url);
     const fresh = Array.from({ length: 100 }, (_, k) => `https://plans.bench.example/${k}.xml`);
     try {
       await explain(repo.listPage(explaining('GET page 3 of 50'), userId, undefined, 50, 100));
-      await explain(repo.listPage(explaining('GET since (5 changes)'), userId, new Date(users[0].since), 50, 0));
+      await explain(repo.listPage(explaining('GET since (5 changes)'), userId, mark, 50, 0));
       await explain(
         repo.findMatches(
           explaining('POST: match 100 known feeds'),
@@ -342,6 +349,11 @@ try {
        WHERE u.username LIKE 'scale%' ORDER BY u.id, k`,
       [SUBS],
     );
+    // Some guid chains and moved feeds, as real libraries have: 1 record in 100 had another guid and URL.
+    await pool.query(`INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
+      SELECT user_id, gen_random_uuid(), id, now() - interval '2 days' FROM subscriptions WHERE id % 100 = 0`);
+    await pool.query(`INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
+      SELECT user_id, sha256(convert_to(feed_url || '?old', 'UTF8')), id, feed_url || '?old' FROM subscriptions WHERE id % 100 = 0`);
     await pool.query('VACUUM ANALYZE');
     const records = (await pool.query('SELECT count(*)::int AS n FROM subscriptions')).rows[0].n;
     log(`  ${records} records in ${Math.round((Date.now() - t0) / 1000)} s`);
@@ -358,7 +370,7 @@ try {
       since_p50_ratio: big.since.p50 / small.since.p50,
       errors: small.get.errors + small.since.errors + big.get.errors + big.since.errors,
     };
-    results.plans = await plans(users[0].name);
+    results.plans = await plans('scale1');
   }
   results.castsync_rss_mib_end = await rssOf();
 
