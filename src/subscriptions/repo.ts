@@ -235,11 +235,6 @@ export async function listPage(
   offset: number,
 ): Promise<ListResult> {
   const changedAfter = since ? 'AND s.changed > $2' : '';
-  // With since, find the changed records through (user_id, changed) first and sort those few (OFFSET 0
-  // keeps the planner from walking all of the user's records in id order to filter them instead).
-  const source = since
-    ? `(SELECT * FROM subscriptions s WHERE s.user_id = u.id ${changedAfter} OFFSET 0) s`
-    : `subscriptions s`;
   const r = await db.query<Omit<ListedRow, 'id'> & { last_change: Date; total: number; id: number | null }>({
     name: since ? 'list-page-since' : 'list-page',
     text: `SELECT u.last_change, c.total, p.*
@@ -252,8 +247,8 @@ export async function listPage(
                     WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.replaced_at > coalesce($2, '-infinity')
                     ORDER BY x.replaced_at, x.seq LIMIT 1),
                   s.guid) END AS shown_guid
-           FROM ${source}
-          WHERE s.user_id = u.id
+           FROM subscriptions s
+          WHERE s.user_id = u.id ${changedAfter}
           ORDER BY s.id
           LIMIT $3 OFFSET $4) p ON true
       WHERE u.id = $1`,
