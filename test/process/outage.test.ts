@@ -54,6 +54,7 @@ test('database loss: quick 503s, no crash, recovery on its own, no acknowledged 
       status: 503,
       body: { code: '503', message: expect.any(String) },
     });
+    slowest503 = Math.max(slowest503, Date.now() - t0);
     expect(Date.now() - t0).toBeLessThan(3000);
   }
   expect((await call(server.origin, 'GET', '/healthz')).status).toBe(200);
