@@ -31,7 +31,10 @@ export function createPool(
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     application_name: opts.applicationName ?? 'castsync',
-    statement_timeout: 30_000,
+    // No request statement takes more than milliseconds; these bound a stuck one, and a query on a
+    // connection whose database went silent (no reset, e.g. a network partition).
+    statement_timeout: 10_000,
+    query_timeout: 10_000,
   });
   // Without a listener, an idle client losing its connection would crash the process.
   pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle database connection lost'));
