@@ -15,6 +15,9 @@ export async function freshDatabase(): Promise<{ name: string; url: string; drop
   const admin = new pg.Client({ connectionString: serverUrl() });
   await admin.connect();
   try {
+    // Two CREATE DATABASE from one template at the same moment can fail with "source database is being
+    // accessed by other users": the test workers take turns.
+    await admin.query('SELECT pg_advisory_lock(4242)');
     await admin.query(`CREATE DATABASE ${name} TEMPLATE castsync_template`);
   } finally {
     await admin.end();
