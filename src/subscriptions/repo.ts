@@ -31,9 +31,17 @@ export type Match = {
  * probes per item however many records the user has; most users have no earlier guids or other URLs,
  * and then the history tables are not probed per item at all.
  */
+/** Whether user $1 has any earlier guid or other URL (most have none). */
+const HAS_HISTORY = `(EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
+                   OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1))`;
+
+/** The arrays that unnest() takes: one per key, each with that field of every row, in order. */
+function columns<T, K extends keyof T>(rows: T[], ...keys: K[]): T[K][][] {
+  return keys.map((k) => rows.map((r) => r[k]));
+}
+
 const MATCHES = `
-  h AS (SELECT EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
-            OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1) AS has_history),
+  h AS (SELECT ${HAS_HISTORY} AS has_history),
   m AS (
     SELECT i.ord, g.id AS guid_sid, g.guid AS guid_sid_guid, u.id AS url_sid, u.guid AS url_sid_guid
       FROM unnest($2::uuid[], $3::bytea[]) WITH ORDINALITY AS i (guid, url_hash, ord)
@@ -134,21 +142,14 @@ export async function insertIfAllNew(
     name: 'insert-if-all-new',
     text: `WITH v AS (SELECT last_change FROM users WHERE id = $1),
        known AS (
-         SELECT CASE WHEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
-                       OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1)
+         SELECT CASE WHEN ${HAS_HISTORY}
                 THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
                   OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::bytea[]))
                 ELSE false END AS hit),
        stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
        created AS (${INSERT_CREATED(2)})
      SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
-    values: [
-      userId,
-      created.map((x) => x.guid),
-      created.map((x) => x.feedUrl),
-      created.map((x) => x.urlHash),
-      created.map((x) => x.guidChanged),
-    ],
+    values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged')],
   });
   return r.rows[0]?.at ?? undefined;
 }
@@ -192,21 +193,10 @@ export async function writeSubscriptions(
     values: [
       userId,
       version,
-      w.created.map((x) => x.guid),
-      w.created.map((x) => x.feedUrl),
-      w.created.map((x) => x.urlHash),
-      w.created.map((x) => x.guidChanged),
-      w.resubscribed.map((x) => x.id),
-      w.resubscribed.map((x) => x.guid),
-      w.resubscribed.map((x) => x.feedUrl),
-      w.resubscribed.map((x) => x.guidChanged),
-      w.earlierGuids.map((x) => x.sid),
-      w.earlierGuids.map((x) => x.slotGuid),
-      w.earlierGuids.map((x) => x.guid),
-      w.otherUrls.map((x) => x.sid),
-      w.otherUrls.map((x) => x.slotGuid),
-      w.otherUrls.map((x) => x.hash),
-      w.otherUrls.map((x) => x.feedUrl),
+      ...columns(w.created, 'guid', 'feedUrl', 'urlHash', 'guidChanged'),
+      ...columns(w.resubscribed, 'id', 'guid', 'feedUrl', 'guidChanged'),
+      ...columns(w.earlierGuids, 'sid', 'slotGuid', 'guid'),
+      ...columns(w.otherUrls, 'sid', 'slotGuid', 'hash', 'feedUrl'),
     ],
   });
   return r.rows[0]?.at;

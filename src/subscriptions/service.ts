@@ -1,6 +1,6 @@
 import type { Context } from '../context';
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
-import { withTransaction } from '../db/pool';
+import { withTransaction, type Queryable } from '../db/pool';
 import { Gone, NotFound, ValidationFailed } from '../http/errors';
 import { iso } from '../http/timestamps';
 import type { ListQuery } from './list-query';
@@ -70,20 +70,23 @@ export async function subscribe(
     if (at) return respond(allNew, at);
   }
   // Otherwise plan against the matches and write if no other write of this user came in between (a
-  // compare-and-set on the user's change stamp); if other writers keep winning, plan under the lock.
-  for (let i = 0; i < 2; i++) {
-    const read = await repo.findMatches(ctx.db, userId, guids, hashes);
+  // compare-and-set on the user's change stamp); if other writers keep winning, plan under the lock,
+  // where the compare-and-set cannot fail.
+  const matchAndWrite = async (db: Queryable) => {
+    const read = await repo.findMatches(db, userId, guids, hashes);
     const plan = planUpsert(items, read.matches);
-    const at = await repo.writeSubscriptions(ctx.db, userId, read.version, writeOf(plan));
-    if (at) return respond(plan, at);
+    const at = await repo.writeSubscriptions(db, userId, read.version, writeOf(plan));
+    return at && respond(plan, at);
+  };
+  for (let i = 0; i < 2; i++) {
+    const written = await matchAndWrite(ctx.db);
+    if (written) return written;
   }
   return withTransaction(ctx.db, async (tx) => {
     await lockUser(tx, userId);
-    const locked = await repo.findMatches(tx, userId, guids, hashes);
-    const plan = planUpsert(items, locked.matches);
-    const at = await repo.writeSubscriptions(tx, userId, locked.version, writeOf(plan));
-    if (!at) throw new Error('the user changed under its own row lock');
-    return respond(plan, at);
+    const written = await matchAndWrite(tx);
+    if (!written) throw new Error('the user changed under its own row lock');
+    return written;
   });
 }
 
@@ -173,10 +176,16 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
   if (patch.new_guid !== undefined && !newGuid) throw new ValidationFailed('Invalid guid');
 
   return withTransaction(ctx.db, async (tx) => {
-    const stamp = await takeChangeStamp(tx, userId);
+    await lockUser(tx, userId);
     const row = await repo.findByGuid(tx, userId, guid);
     if (!row) throw new NotFound();
     if (row.deleted) throw new Gone();
+    const changesUrl = url?.ok === true && url.feedUrl !== row.feed_url;
+    const changesSubscribed = patch.is_subscribed !== undefined && patch.is_subscribed !== row.is_subscribed;
+    const changesGuid = newGuid !== undefined && newGuid !== row.guid;
+    // Unchanged values change nothing, not even the user's change stamp.
+    if (!changesUrl && !changesSubscribed && !changesGuid) return {};
+    const stamp = await takeChangeStamp(tx, userId);
     const out: PatchResult = {};
     const next = {
       feedUrl: row.feed_url,
@@ -184,9 +193,9 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
       isSubscribed: row.is_subscribed,
       subscriptionChanged: row.subscription_changed,
       guidChanged: row.guid_changed,
-      deleted: row.deleted as Date | null,
+      deleted: null,
     };
-    if (url?.ok && url.feedUrl !== row.feed_url) {
+    if (changesUrl && url?.ok) {
       next.feedUrl = url.feedUrl;
       next.subscriptionChanged = stamp;
       out.new_feed_url = url.feedUrl;
@@ -195,14 +204,14 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
       if ((await repo.findUrlOwner(tx, userId, hash)) === undefined)
         await repo.addOtherUrl(tx, userId, row.id, hash, url.feedUrl);
     }
-    if (patch.is_subscribed !== undefined && patch.is_subscribed !== row.is_subscribed) {
+    if (changesSubscribed && patch.is_subscribed !== undefined) {
       next.isSubscribed = patch.is_subscribed;
       next.subscriptionChanged = stamp;
       out.is_subscribed = patch.is_subscribed;
     }
     if (out.new_feed_url !== undefined || out.is_subscribed !== undefined) out.subscription_changed = iso(stamp);
 
-    if (newGuid && newGuid !== row.guid) {
+    if (changesGuid && newGuid) {
       out.new_guid = newGuid;
       out.guid_changed = iso(stamp);
       const owner = await repo.findByGuid(tx, userId, newGuid);
@@ -211,8 +220,11 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
         // changed state (this PATCH counts as a change of this record) wins.
         const thisWins = out.subscription_changed !== undefined || row.changed > owner.changed;
         await repo.mergeInto(tx, userId, row, owner.id, stamp);
-        if (!owner.current) await repo.removeEarlierGuid(tx, userId, newGuid);
-        if (!owner.current) await repo.addEarlierGuid(tx, userId, owner.id, owner.guid, stamp);
+        if (!owner.current) {
+          // newGuid was an earlier guid of the other record: it becomes current again.
+          await repo.removeEarlierGuid(tx, userId, newGuid);
+          await repo.addEarlierGuid(tx, userId, owner.id, owner.guid, stamp);
+        }
         const state = thisWins
           ? next
           : {
@@ -230,7 +242,7 @@ export async function update(ctx: Context, userId: number, guid: string, patch: 
       next.guid = newGuid;
       next.guidChanged = stamp;
     }
-    if (Object.keys(out).length > 0) await repo.updateRecord(tx, userId, row.id, next);
+    await repo.updateRecord(tx, userId, row.id, next);
     return out;
   });
 }
