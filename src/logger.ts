@@ -3,7 +3,7 @@ import pino from 'pino';
 export type Logger = pino.Logger;
 
 /** Credentials never reach the log: headers and any password or token field are redacted. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'res.headers["set-cookie"]',

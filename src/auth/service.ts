@@ -18,8 +18,8 @@ const basicKey = (username: string, password: string) =>
   'b:' + createHash('sha256').update(`${username}\0${password}`, 'utf8').digest('base64');
 const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
 
-/** A personal access token or an unexpired access token; undefined otherwise. */
-async function tokenUser(ctx: Context, token: string): Promise<number | undefined> {
+/** The user of a personal access token or an unexpired access token; undefined otherwise. */
+export async function authenticateBearer(ctx: Context, token: string): Promise<number | undefined> {
   const hash = hashToken(token);
   const cached = ctx.authCache.get(tokenKey(hash));
   if (cached !== undefined) return cached;
@@ -29,10 +29,6 @@ async function tokenUser(ctx: Context, token: string): Promise<number | undefine
   return row.user_id;
 }
 
-export function authenticateBearer(ctx: Context, token: string): Promise<number | undefined> {
-  return tokenUser(ctx, token);
-}
-
 /** HTTP Basic: the password is the user's password or one of the user's personal access tokens. */
 export async function authenticateBasic(ctx: Context, username: string, password: string): Promise<number | undefined> {
   const key = basicKey(username, password);
@@ -40,7 +36,7 @@ export async function authenticateBasic(ctx: Context, username: string, password
   if (cached !== undefined) return cached;
   const user = await repo.findUserByName(ctx.db, username);
   const ok =
-    (user !== undefined && looksLikePersonalToken(password) && (await tokenUser(ctx, password)) === user.id) ||
+    (user !== undefined && looksLikePersonalToken(password) && (await authenticateBearer(ctx, password)) === user.id) ||
     (await verifyPassword(user?.password_hash, password));
   if (!ok || !user) return undefined;
   ctx.authCache.set(key, user.id);
