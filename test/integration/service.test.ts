@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import request from 'supertest';
 import type { Express } from 'express';
 import { z } from 'zod';
@@ -7,19 +5,13 @@ import { listResponse, postResponse, subscriptionRecord, patchResponse } from '.
 import { sessionResponse } from '../../src/auth/schemas';
 import { deletionAccepted, deletionStatusResponse } from '../../src/deletions/schemas';
 import { capabilitiesResponse, errorBody } from '../../src/openapi';
-import { REDACT_PATHS } from '../../src/logger';
 import { as, expectError, testApp, type TestApp } from '../helpers/app';
+import { capturedLogger } from '../helpers/logs';
 
 let t: TestApp;
-const lines: Record<string, unknown>[] = [];
+const { logger, lines } = capturedLogger();
 beforeAll(async () => {
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      cb();
-    },
-  });
-  t = await testApp({}, pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink));
+  t = await testApp({}, logger);
 });
 afterAll(() => t.close());
 

@@ -1,9 +1,8 @@
 import express from 'express';
-import pino from 'pino';
 import request from 'supertest';
-import { Writable } from 'node:stream';
 import { isDatabaseUnavailable } from '../../src/db/errors';
 import { errorHandler } from '../../src/http/error-handler';
+import { capturedLogger } from '../helpers/logs';
 
 describe('database errors', () => {
   test.each([
@@ -25,13 +24,7 @@ describe('database errors', () => {
 });
 
 describe('the error handler', () => {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _e, cb) {
-      lines.push(JSON.parse(String(chunk)));
-      cb();
-    },
-  });
+  const { logger, lines } = capturedLogger();
   const app = express();
   app.use((req, _res, next) => {
     req.id = 'req-1';
@@ -43,7 +36,7 @@ describe('the error handler', () => {
   app.get('/down', () => {
     throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   });
-  app.use(errorHandler(pino({ level: 'info' }, sink)));
+  app.use(errorHandler(logger));
 
   test('an unexpected error is a 500 that says nothing internal, logged once with the request id', async () => {
     lines.length = 0;
