@@ -35,6 +35,18 @@ const startCommand = (): { env: Record<string, string>; args: string[] } => {
   return { env, args: words.slice(words.indexOf('node') + 1) };
 };
 
+// Whatever happens to a test, no server it started outlives the test process.
+const started = new Set<number>();
+process.on('exit', () => {
+  for (const pid of started) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+});
+
 /** Starts the built server as `npm start` does, without the build step, in its own process group. */
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
   const port = await freePort();
@@ -45,6 +57,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 90_00
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(child.pid!);
+  child.on('exit', () => started.delete(child.pid!));
   let log = '';
   child.stdout!.on('data', (d) => (log = (log + d).slice(-50_000)));
   child.stderr!.on('data', (d) => (log = (log + d).slice(-50_000)));
