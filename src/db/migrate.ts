@@ -6,24 +6,46 @@ import { queueLogger } from '../deletions/queue';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 
+/** The advisory lock key that serialises migrations across processes (the bytes of "castsync"). */
+const MIGRATION_LOCK = 0x63617374_73796e63n;
+
 /**
- * Brings the schema up to date: the project's SQL migrations (node-pg-migrate, under an advisory lock, so
- * several instances may start at once) and the job queue's own schema.
+ * Brings the schema up to date: the project's SQL migrations (node-pg-migrate) and the job queue's own
+ * schema. Several instances may start at once: each waits for the advisory lock, so the first migrates and
+ * the rest find nothing to do. (node-pg-migrate's own lock does not wait: a second instance would fail with
+ * "Another migration is already running".)
  */
 export async function migrate(databaseUrl: string, logger: Logger): Promise<string[]> {
   const { runner } = await import('node-pg-migrate');
   const log = (msg: string) => logger.debug(msg);
-  const applied = await runner({
-    databaseUrl,
-    dir: MIGRATIONS_DIR,
-    direction: 'up',
-    migrationsTable: 'pgmigrations',
-    count: Infinity,
-    checkOrder: true,
-    singleTransaction: true,
-    log,
-    logger: { debug: log, info: log, warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
-  });
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'castsync-migrate' });
+  client.on('error', (err) => logger.warn({ err: err.message }, 'migration connection lost'));
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
+    const applied = await runner({
+      dbClient: client,
+      noLock: true,
+      dir: MIGRATIONS_DIR,
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+      count: Infinity,
+      checkOrder: true,
+      singleTransaction: true,
+      log,
+      logger: { debug: log, info: log, warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
+    });
+    await migrateQueue(databaseUrl, logger);
+    if (applied.length > 0) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
+    return applied.map((m) => m.name);
+  } finally {
+    // Ending the session releases the lock, also when a migration failed.
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The job queue's schema, through a connection of its own (graphile-worker takes a pool). */
+async function migrateQueue(databaseUrl: string, logger: Logger): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'migration connection lost'));
   pool.on('connect', (client) => client.on('error', () => undefined));
@@ -32,6 +54,4 @@ export async function migrate(databaseUrl: string, logger: Logger): Promise<stri
   } finally {
     await pool.end();
   }
-  if (applied.length > 0) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
-  return applied.map((m) => m.name);
 }

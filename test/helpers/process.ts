@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded';
@@ -107,15 +107,26 @@ export async function stopServer(s: ServerProcess, timeoutMs = 15_000): Promise<
   return { code, ms: at - t0 };
 }
 
+const cliOptions = (env: Record<string, string>) => ({
+  cwd: root,
+  env: baseEnv(env),
+  encoding: 'utf8' as const,
+  timeout: 90_000,
+});
+
 export function cli(args: string[], env: Record<string, string>, input?: string) {
-  const r = spawnSync(process.execPath, ['dist/cli.js', ...args], {
-    cwd: root,
-    env: baseEnv(env),
-    input,
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+  const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { ...cliOptions(env), input });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** cli() without blocking, so that several may run at once. */
+export function cliAsync(args: string[], env: Record<string, string>) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['dist/cli.js', ...args], cliOptions(env), (err, stdout, stderr) => {
+      const status = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      resolve({ status, stdout, stderr });
+    });
+  });
 }
 
 export const basicAuth = (user: string, password: string) =>
