@@ -4,16 +4,54 @@ import type { Logger } from '../logger';
 // Ids and counts are int8; they stay far below 2^53, so they are read as plain numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-// timestamptz arrives as "2026-11-22 10:15:30.123+00" (or with "+05:30"); the built-in parser takes a
-// regular expression and arithmetic per value, while the ISO form of the same text is parsed natively.
-const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
-pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (v: string) => {
-  if (v.charCodeAt(10) === 32 && v.length >= 22) {
-    const d = new Date(`${v.slice(0, 10)}T${v.slice(11)}${v.charCodeAt(v.length - 3) === 58 ? '' : ':00'}`);
-    if (!Number.isNaN(d.getTime())) return d;
+// timestamptz arrives as "2026-11-22 10:15:30.123456+00" (or with "+05:30"). pg's built-in parser takes a
+// regular expression and several strings per value; a GET page reads a hundred or more of them, so the
+// common form is read from its character codes, allocating only the Date. Anything else (years past
+// 9999, BC, infinity, an offset with seconds) goes to pg's parser.
+/** pg's own timestamptz parser (what parseTimestamptz must agree with). */
+export const pgParseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (v: string) => Date;
+const digits = (v: string, at: number, n: number): number => {
+  let x = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = v.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return NaN;
+    x = x * 10 + d;
   }
-  return parseTimestamptz(v) as Date;
-});
+  return x;
+};
+export function parseTimestamptz(v: string): Date {
+  if (v.length >= 22 && v.charCodeAt(4) === 45 && v.charCodeAt(10) === 32 && v.charCodeAt(19) !== 58) {
+    let i = 19;
+    let ms = 0;
+    if (v.charCodeAt(i) === 46) {
+      // Fraction: milliseconds from the first three digits (PostgreSQL sends up to six).
+      let scale = 100;
+      for (i++; i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57; i++) {
+        ms += (v.charCodeAt(i) - 48) * scale;
+        scale /= 10;
+      }
+      ms = Math.trunc(ms);
+    }
+    const sign = v.charCodeAt(i);
+    const rest = v.length - i;
+    if ((sign === 43 || sign === 45) && (rest === 3 || (rest === 6 && v.charCodeAt(i + 3) === 58))) {
+      const offset = digits(v, i + 1, 2) * 60 + (rest === 6 ? digits(v, i + 4, 2) : 0);
+      const t = Date.UTC(
+        digits(v, 0, 4),
+        digits(v, 5, 2) - 1,
+        digits(v, 8, 2),
+        digits(v, 11, 2),
+        digits(v, 14, 2),
+        digits(v, 17, 2),
+        ms,
+      );
+      // Years below 100 would be read by Date.UTC as 19xx: left to pg's parser.
+      if (!Number.isNaN(t) && digits(v, 0, 4) >= 100) return new Date(t - (sign === 45 ? -1 : 1) * offset * 60_000);
+    }
+  }
+  return pgParseTimestamptz(v);
+}
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 
 export type Db = pg.Pool;
 export type Tx = pg.PoolClient;
