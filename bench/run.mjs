@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,7 +85,47 @@ async function json(origin, method, path, headers, body) {
   return { status: r.status, headers: r.headers, body: await r.json() };
 }
 
-async function load(origin, makeRequest, seconds = SECONDS, conn = CONN) {
+// CPU time (ms) used so far by processes, from /proc (Linux): utime + stime.
+const TICK_MS = 10;
+function cpuMs(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      total += (Number(f[11]) + Number(f[12])) * TICK_MS;
+    } catch {
+      /* gone */
+    }
+  }
+  return total;
+}
+const procs = () =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((pid) => {
+      try {
+        return { pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') };
+      } catch {
+        return { pid, cmd: [] };
+      }
+    });
+// The server process itself (under npm), and every process of the PostgreSQL cluster.
+const serverPid = (group, script) =>
+  procs().find(
+    (p) =>
+      // node itself running the script (not the shell or cross-env that started it)
+      /(^|\/)node$/.test(p.cmd[0] ?? '') &&
+      p.cmd.at(-2) === script &&
+      readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1].split(' ')[2] === String(group),
+  )?.pid;
+const postgresPids = () =>
+  procs()
+    .filter((p) => /(^|\/)postgres$/.test(p.cmd[0] ?? '') || (p.cmd[0] ?? '').startsWith('postgres:'))
+    .map((p) => p.pid);
+
+async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
+  const pgPids = watch && postgresPids();
+  const cpu0 = watch && [cpuMs([watch]), cpuMs(pgPids)];
   const lat = [];
   let errors = 0,
     i = 0;
@@ -106,7 +146,11 @@ async function load(origin, makeRequest, seconds = SECONDS, conn = CONN) {
   );
   lat.sort((a, b) => a - b);
   const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors };
+  const cpu = watch && {
+    server_cpu_ms: (cpuMs([watch]) - cpu0[0]) / lat.length,
+    postgres_cpu_ms: (cpuMs(postgresPids()) - cpu0[1]) / lat.length,
+  };
+  return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors, ...cpu };
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (_, x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
@@ -186,6 +230,8 @@ try {
     async (out) => out.includes('floor ready'),
   );
   const floor = `http://127.0.0.1:${floorPort}`;
+  const castsyncPid = serverPid(castsync.pid, 'dist/server.js');
+  if (!castsyncPid) throw new Error('castsync server process not found');
 
   const pages = Math.max(1, Math.floor(SUBS / 50));
   const getPath = (i) => `/v1/subscriptions?page=${1 + (i % pages)}&per_page=50`;
@@ -230,8 +276,8 @@ try {
     log(`measuring ${name} ...`);
     const rows = [];
     for (let r = 0; r < ROUNDS; r++) {
-      const a = await load(origin, s.a);
-      const b = await load(floor, s.b);
+      const a = await load(origin, s.a, SECONDS, CONN, castsyncPid);
+      const b = await load(floor, s.b, SECONDS, CONN, floorProc.pid);
       rows.push({ a, b, ratio: a.rps / b.rps });
     }
     results[name] = {
@@ -242,6 +288,15 @@ try {
       floor_p99_ms: median(rows.map((x) => x.b.p99)),
       p99_ratio: median(rows.map((x) => x.a.p99 / x.b.p99)),
       castsync_errors: rows.reduce((n, x) => n + x.a.errors, 0),
+      // CPU per request: in the server process, and in PostgreSQL (all of the cluster's processes).
+      castsync_cpu_ms: {
+        server: median(rows.map((x) => x.a.server_cpu_ms)),
+        postgres: median(rows.map((x) => x.a.postgres_cpu_ms)),
+      },
+      floor_cpu_ms: {
+        server: median(rows.map((x) => x.b.server_cpu_ms)),
+        postgres: median(rows.map((x) => x.b.postgres_cpu_ms)),
+      },
     };
   }
   log('measuring basic vs bearer ...');
