@@ -115,6 +115,7 @@ const serverPid = (group, script) =>
     (p) =>
       // node itself running the script (not the shell or cross-env that started it)
       /(^|\/)node$/.test(p.cmd[0] ?? '') &&
+      !p.cmd.some((a) => a.includes('cross-env')) &&
       p.cmd.at(-2) === script &&
       readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1].split(' ')[2] === String(group),
   )?.pid;
