@@ -9,27 +9,39 @@ const serverUrl = (): string => {
 
 export const databaseUrl = (name: string): string => serverUrl().replace(/\/postgres$/, `/${name}`);
 
-/** A new database cloned from the migrated template: each test file works on its own. */
-export async function freshDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
-  const name = `t_${randomBytes(6).toString('hex')}`;
+async function asAdmin(fn: (admin: pg.Client) => Promise<void>): Promise<void> {
   const admin = new pg.Client({ connectionString: serverUrl() });
   await admin.connect();
   try {
+    await fn(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+type TestDatabase = { name: string; url: string; drop: () => Promise<void> };
+
+async function createDatabase(prefix: string, create: (admin: pg.Client, name: string) => Promise<void>) {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await asAdmin((admin) => create(admin, name));
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => asAdmin(async (admin) => void (await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+  };
+}
+
+/** A new database cloned from the migrated template: each test file works on its own. */
+export function freshDatabase(): Promise<TestDatabase> {
+  return createDatabase('t', async (admin, name) => {
     // Two CREATE DATABASE from one template at the same moment can fail with "source database is being
     // accessed by other users": the test workers take turns.
     await admin.query('SELECT pg_advisory_lock(4242)');
     await admin.query(`CREATE DATABASE ${name} TEMPLATE castsync_template`);
-  } finally {
-    await admin.end();
-  }
-  return {
-    name,
-    url: databaseUrl(name),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: serverUrl() });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  });
+}
+
+/** A new database with nothing in it, not even the schema. */
+export function emptyDatabase(): Promise<TestDatabase> {
+  return createDatabase('m', async (admin, name) => void (await admin.query(`CREATE DATABASE ${name}`)));
 }

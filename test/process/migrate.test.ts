@@ -1,22 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { databaseUrl, freshDatabase } from '../helpers/db';
+import { emptyDatabase, freshDatabase } from '../helpers/db';
 import { cliAsync } from '../helpers/process';
 
 // Several instances (replicas, or a rolling deploy) start at once on one database, and each brings the
 // schema up to date as it starts: none may fail because another is migrating at the same moment.
-async function emptyDatabase() {
-  const name = `m_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: databaseUrl('postgres') });
-    await c.connect();
-    await c.query(sql);
-    await c.end();
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  return { url: databaseUrl(name), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
 const migrateAtOnce = (url: string, n: number) =>
   Promise.all(Array.from({ length: n }, () => cliAsync(['migrate'], { DATABASE_URL: url })));
 
