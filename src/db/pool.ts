@@ -19,25 +19,26 @@ const digits = (v: string, at: number, n: number): number => {
   }
   return x;
 };
+const MS_PLACES = [100, 10, 1];
 export function parseTimestamptz(v: string): Date {
-  if (v.length >= 22 && v.charCodeAt(4) === 45 && v.charCodeAt(10) === 32 && v.charCodeAt(19) !== 58) {
+  const year = digits(v, 0, 4);
+  // Years below 100 would be read by Date.UTC as 19xx: left to pg's parser.
+  if (year >= 100 && v.length >= 22 && v.charCodeAt(4) === 45 && v.charCodeAt(10) === 32) {
     let i = 19;
     let ms = 0;
     if (v.charCodeAt(i) === 46) {
-      // Fraction: milliseconds from the first three digits (PostgreSQL sends up to six).
-      let scale = 100;
-      for (i++; i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57; i++) {
-        ms += (v.charCodeAt(i) - 48) * scale;
-        scale /= 10;
+      // Fraction: milliseconds are its first three digits (PostgreSQL sends up to six).
+      const start = ++i;
+      for (; i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57; i++) {
+        if (i - start < 3) ms += (v.charCodeAt(i) - 48) * MS_PLACES[i - start]!;
       }
-      ms = Math.trunc(ms);
     }
     const sign = v.charCodeAt(i);
     const rest = v.length - i;
     if ((sign === 43 || sign === 45) && (rest === 3 || (rest === 6 && v.charCodeAt(i + 3) === 58))) {
       const offset = digits(v, i + 1, 2) * 60 + (rest === 6 ? digits(v, i + 4, 2) : 0);
       const t = Date.UTC(
-        digits(v, 0, 4),
+        year,
         digits(v, 5, 2) - 1,
         digits(v, 8, 2),
         digits(v, 11, 2),
@@ -45,8 +46,7 @@ export function parseTimestamptz(v: string): Date {
         digits(v, 17, 2),
         ms,
       );
-      // Years below 100 would be read by Date.UTC as 19xx: left to pg's parser.
-      if (!Number.isNaN(t) && digits(v, 0, 4) >= 100) return new Date(t - (sign === 45 ? -1 : 1) * offset * 60_000);
+      if (!Number.isNaN(t)) return new Date(t - (sign === 45 ? -1 : 1) * offset * 60_000);
     }
   }
   return pgParseTimestamptz(v);
