@@ -85,20 +85,27 @@ async function json(origin, method, path, headers, body) {
   return { status: r.status, headers: r.headers, body: await r.json() };
 }
 
-// CPU time (ms) used so far by processes, from /proc (Linux): utime + stime.
+// A process's /proc/<pid>/stat fields after the command name (Linux): [0] state, [1] ppid, [2] pgrp,
+// [11] utime, [12] stime in ticks. Undefined once the process is gone.
 const TICK_MS = 10;
-function cpuMs(pids) {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      total += (Number(f[11]) + Number(f[12])) * TICK_MS;
-    } catch {
-      /* gone */
-    }
+function stat(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  } catch {
+    return undefined;
   }
-  return total;
 }
+// CPU time (ms) each process still alive has used so far.
+function cpuMs(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    const f = stat(pid);
+    if (f) out.set(pid, (Number(f[11]) + Number(f[12])) * TICK_MS);
+  }
+  return out;
+}
+// CPU time used since `before` by the processes alive now (those started since count from zero).
+const cpuSince = (before, pids) => [...cpuMs(pids)].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 const procs = () =>
   readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -117,7 +124,7 @@ const serverPid = (group, script) =>
       /(^|\/)node$/.test(p.cmd[0] ?? '') &&
       !p.cmd.some((a) => a.includes('cross-env')) &&
       p.cmd.at(-2) === script &&
-      readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1].split(' ')[2] === String(group),
+      stat(p.pid)?.[2] === String(group),
   )?.pid;
 const postgresPids = () =>
   procs()
@@ -125,8 +132,7 @@ const postgresPids = () =>
     .map((p) => p.pid);
 
 async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
-  const pgPids = watch && postgresPids();
-  const cpu0 = watch && [cpuMs([watch]), cpuMs(pgPids)];
+  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids())];
   const lat = [];
   let errors = 0,
     i = 0;
@@ -148,8 +154,8 @@ async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) 
   lat.sort((a, b) => a - b);
   const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
   const cpu = watch && {
-    server_cpu_ms: (cpuMs([watch]) - cpu0[0]) / lat.length,
-    postgres_cpu_ms: (cpuMs(postgresPids()) - cpu0[1]) / lat.length,
+    server_cpu_ms: cpuSince(cpu0[0], [watch]) / lat.length,
+    postgres_cpu_ms: cpuSince(cpu0[1], postgresPids()) / lat.length,
   };
   return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors, ...cpu };
 }
