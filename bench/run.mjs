@@ -394,6 +394,8 @@ try {
     }
     return out;
   };
+  // urlHash() in SQL, for URLs that are their own matching key (lower-case scheme and host, a path).
+  const URL_HASH = (url) => `encode(substring(sha256(convert_to(${url}, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid`;
   if (SCALE_USERS > USERS) {
     log('measuring latency with the base data ...');
     const small = await latency();
@@ -405,7 +407,7 @@ try {
     );
     await pool.query(
       `INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed)
-      SELECT u.id, gen_random_uuid(), f.url, sha256(convert_to(f.url, 'UTF8')), true, now() - interval '1 day'
+      SELECT u.id, gen_random_uuid(), f.url, ${URL_HASH('f.url')}, true, now() - interval '1 day'
         FROM users u, generate_series(0, $1::int - 1) k,
              LATERAL (SELECT 'https://feeds.scale.example/' || u.id || '/' || k || '.xml' AS url) f
        WHERE u.username LIKE 'scale%' ORDER BY u.id, k`,
@@ -415,7 +417,7 @@ try {
     await pool.query(`INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
       SELECT user_id, gen_random_uuid(), id, now() - interval '2 days' FROM subscriptions WHERE id % 100 = 0`);
     await pool.query(`INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
-      SELECT user_id, sha256(convert_to(feed_url || '?old', 'UTF8')), id, feed_url || '?old' FROM subscriptions WHERE id % 100 = 0`);
+      SELECT user_id, ${URL_HASH("feed_url || '?old'")}, id, feed_url || '?old' FROM subscriptions WHERE id % 100 = 0`);
     await pool.query('VACUUM ANALYZE');
     const records = (await pool.query('SELECT count(*)::int AS n FROM subscriptions')).rows[0].n;
     log(`  ${records} records in ${Math.round((Date.now() - t0) / 1000)} s`);

@@ -1,7 +1,7 @@
 import type { Match } from './repo';
 
 /** A valid item of a POST, after URL and guid checks. */
-export type Item = { feedUrl: string; key: string; hash: Buffer; guid: string; explicitGuid: boolean };
+export type Item = { feedUrl: string; key: string; hash: string; guid: string; explicitGuid: boolean };
 
 /** The record an item ends up in: an existing one (id) or a new one. */
 export type Slot = {
@@ -11,12 +11,12 @@ export type Slot = {
   /** The URL as last sent. */
   feedUrl: string;
   /** A new record's first URL key. */
-  urlHash: Buffer;
+  urlHash: string;
   guidChanged: boolean;
   /** guids that stop being current in this request, in order. */
   earlierGuids: string[];
   /** URL keys the record gains (not yet any record's). */
-  otherUrls: Map<string, { hash: Buffer; feedUrl: string }>;
+  otherUrls: Map<string, { hash: string; feedUrl: string }>;
 };
 
 /**

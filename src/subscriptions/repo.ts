@@ -4,7 +4,7 @@ export type SubscriptionRow = {
   id: number;
   guid: string;
   feed_url: string;
-  url_hash: Buffer;
+  url_hash: string;
   is_subscribed: boolean;
   subscription_changed: Date;
   guid_changed: Date | null;
@@ -44,7 +44,7 @@ const MATCHES = `
   h AS (SELECT ${HAS_HISTORY} AS has_history),
   m AS (
     SELECT i.ord, g.id AS guid_sid, g.guid AS guid_sid_guid, u.id AS url_sid, u.guid AS url_sid_guid
-      FROM unnest($2::uuid[], $3::bytea[]) WITH ORDINALITY AS i (guid, url_hash, ord)
+      FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS i (guid, url_hash, ord)
       LEFT JOIN LATERAL (
         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = i.guid
         UNION ALL
@@ -81,7 +81,7 @@ function toMatches(rows: MatchRow[], userId: number): Matches {
   return { version, matches };
 }
 
-export async function findMatches(db: Queryable, userId: number, guids: string[], hashes: Buffer[]): Promise<Matches> {
+export async function findMatches(db: Queryable, userId: number, guids: string[], hashes: string[]): Promise<Matches> {
   const r = await db.query<MatchRow>({
     name: 'find-matches',
     text: `WITH ${MATCHES}
@@ -100,7 +100,7 @@ const INSERT_CREATED = (
   p: number,
 ) => `INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed, guid_changed)
     SELECT $1, t.guid, t.feed_url, t.url_hash, true, stamp.at, CASE WHEN t.guid_changed THEN stamp.at END
-      FROM stamp CROSS JOIN unnest($${p}::uuid[], $${p + 1}::text[], $${p + 2}::bytea[], $${p + 3}::bool[]) WITH ORDINALITY
+      FROM stamp CROSS JOIN unnest($${p}::uuid[], $${p + 1}::text[], $${p + 2}::uuid[], $${p + 3}::bool[]) WITH ORDINALITY
            AS t (guid, feed_url, url_hash, guid_changed, ord)
      ORDER BY t.ord`;
 
@@ -108,12 +108,12 @@ const INSERT_CREATED = (
 export type RecordRef = { sid: number | null; slotGuid: string | null };
 
 export type SubscribeWrite = {
-  created: { guid: string; feedUrl: string; urlHash: Buffer; guidChanged: boolean }[];
+  created: { guid: string; feedUrl: string; urlHash: string; guidChanged: boolean }[];
   /** Existing records to subscribe again (a deleted one is reinstated), with their URL and guid. */
   resubscribed: { id: number; guid: string; feedUrl: string; guidChanged: boolean }[];
   /** guids that stop being current, and the records' other URLs. */
   earlierGuids: (RecordRef & { guid: string })[];
-  otherUrls: (RecordRef & { hash: Buffer; feedUrl: string })[];
+  otherUrls: (RecordRef & { hash: string; feedUrl: string })[];
 };
 
 const CONFLICT_SQLSTATE = 'CS409';
@@ -144,7 +144,7 @@ export async function insertIfAllNew(
        known AS (
          SELECT CASE WHEN ${HAS_HISTORY}
                 THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
-                  OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::bytea[]))
+                  OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
                 ELSE false END AS hit),
        stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
        created AS (${INSERT_CREATED(2)})
@@ -187,7 +187,7 @@ export async function writeSubscriptions(
        urls AS (
          INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
          SELECT $1, a.url_hash, coalesce(a.sid, c.id), a.feed_url
-           FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::bytea[], $17::text[]) AS a (sid, slot_guid, url_hash, feed_url)
+           FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::uuid[], $17::text[]) AS a (sid, slot_guid, url_hash, feed_url)
            LEFT JOIN created c ON c.guid = a.slot_guid)
      SELECT at FROM stamp`,
     values: [
@@ -272,7 +272,7 @@ export async function findByGuid(
 }
 
 /** The record that has this URL key, as its first URL or another one. */
-export async function findUrlOwner(db: Queryable, userId: number, hash: Buffer): Promise<number | undefined> {
+export async function findUrlOwner(db: Queryable, userId: number, hash: string): Promise<number | undefined> {
   const r = await db.query<{ id: number }>(
     `SELECT id FROM subscriptions WHERE user_id = $1 AND url_hash = $2
      UNION ALL
@@ -287,7 +287,7 @@ export async function addOtherUrl(
   tx: Queryable,
   userId: number,
   sid: number,
-  hash: Buffer,
+  hash: string,
   feedUrl: string,
 ): Promise<void> {
   await tx.query(

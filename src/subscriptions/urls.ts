@@ -43,10 +43,20 @@ export function checkFeedUrl(raw: string): FeedUrlResult {
   return { ok: true, feedUrl, key: `${scheme}://${userinfo}${parsed.hostname}${port}${path}` };
 }
 
-/** SHA-256 of the matching key: what the database indexes (a btree entry must stay small). */
-export function urlHash(key: string): Buffer {
-  return hash('sha256', key, 'buffer');
+/**
+ * What the database indexes for a URL (a btree entry must stay small): the first 128 bits of the SHA-256
+ * of the matching key, written as a uuid, which PostgreSQL stores in 16 bytes and compares as such.
+ */
+export function urlHash(key: string): string {
+  return dashed(hash('sha256', key, 'hex'));
 }
+
+/** The first 32 of these hex digits, in the 8-4-4-4-12 form of a uuid. */
+const dashed = (hex: string) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+
+/** A variant digit with its two high bits set to 10, by the digit's value. */
+const VARIANT = '89ab89ab89ab89ab';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -56,6 +66,9 @@ export function parseGuid(value: string): string | undefined {
 }
 
 const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex');
+/** The namespace, then room for any valid URL: the bytes hashed for a guid, written in place. */
+const nameBuffer = Buffer.alloc(PODCAST_NAMESPACE.length + MAX_URL_LENGTH * 3);
+PODCAST_NAMESPACE.copy(nameBuffer);
 
 /**
  * The Podcasting 2.0 guid of a feed: UUIDv5 in the podcast namespace of the URL with its scheme and
@@ -63,9 +76,12 @@ const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex')
  */
 export function podcastGuid(feedUrl: string): string {
   const name = feedUrl.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '').replace(/\/+$/, '');
-  const b = hash('sha1', Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]), 'buffer').subarray(0, 16);
-  b[6] = (b[6]! & 0x0f) | 0x50;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const x = b.toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+  // A UTF-16 code unit is at most 3 bytes of UTF-8.
+  const bytes =
+    name.length * 3 <= nameBuffer.length - PODCAST_NAMESPACE.length
+      ? nameBuffer.subarray(0, PODCAST_NAMESPACE.length + nameBuffer.write(name, PODCAST_NAMESPACE.length, 'utf8'))
+      : Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]);
+  const sha1 = hash('sha1', bytes, 'hex');
+  // Version 5, and the RFC 9562 variant.
+  return dashed(`${sha1.slice(0, 12)}5${sha1.slice(13, 16)}${VARIANT[parseInt(sha1[16]!, 16)]}${sha1.slice(17, 32)}`);
 }

@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import pg from 'pg';
+import { findMatches } from '../../src/subscriptions/repo';
+import { urlHash } from '../../src/subscriptions/urls';
 import { emptyDatabase, freshDatabase } from '../helpers/db';
 import { cliAsync } from '../helpers/process';
 
@@ -33,6 +37,40 @@ test('processes starting at once on an up-to-date database all succeed', async (
       for (const r of runs) expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     }
   } finally {
+    await db.drop();
+  }
+});
+
+test('URLs stored before url_hash became a uuid still match after the upgrade', async () => {
+  const db = await emptyDatabase();
+  const pool = new pg.Pool({ connectionString: db.url });
+  try {
+    // The schema as it was: the first four migrations, where url_hash is a full SHA-256.
+    const before = spawnSync(
+      process.execPath,
+      ['node_modules/node-pg-migrate/bin/node-pg-migrate.js', 'up', '4', '-m', 'migrations', '--no-check-order'],
+      { cwd: path.join(__dirname, '..', '..'), env: { ...process.env, DATABASE_URL: db.url }, encoding: 'utf8' },
+    );
+    expect(before.status).toBe(0);
+    const oldHash = (key: string) => `sha256(convert_to('${key}', 'UTF8'))`;
+    const { rows } = await pool.query(`
+      WITH u AS (INSERT INTO users (username, password_hash) VALUES ('old', 'x') RETURNING id),
+           s AS (INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, subscription_changed)
+                 SELECT id, gen_random_uuid(), 'https://Old.Example/feed.xml', ${oldHash('https://old.example/feed.xml')}, now()
+                   FROM u RETURNING user_id, id),
+           o AS (INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
+                 SELECT user_id, ${oldHash('https://old.example/moved.xml')}, id, 'https://old.example/moved.xml' FROM s)
+      SELECT user_id, id FROM s`);
+    const { user_id: userId, id } = rows[0];
+
+    const after = await cliAsync(['migrate'], { DATABASE_URL: db.url });
+    expect({ status: after.status, stderr: after.stderr }).toEqual({ status: 0, stderr: '' });
+    const keys = ['https://old.example/feed.xml', 'https://old.example/moved.xml', 'https://old.example/other.xml'];
+    const guids = keys.map(() => '00000000-0000-4000-8000-000000000000');
+    const { matches } = await findMatches(pool, userId, guids, keys.map(urlHash));
+    expect(matches.map((m) => m.urlSid)).toEqual([id, id, null]);
+  } finally {
+    await pool.end();
     await db.drop();
   }
 });

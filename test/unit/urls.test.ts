@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from '../../src/subscriptions/urls';
 
@@ -118,9 +119,10 @@ describe('feed URL validation', () => {
     });
   });
 
-  test('the hash of a key is 32 bytes and depends on the key', () => {
-    expect(urlHash('a')).toHaveLength(32);
-    expect(urlHash('a').equals(urlHash('b'))).toBe(false);
+  test('the hash of a key is the first 128 bits of its SHA-256, as a uuid', () => {
+    // SHA-256 of "a": ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb
+    expect(urlHash('a')).toBe('ca978112-ca1b-bdca-fac2-31b39a23dc4d');
+    expect(urlHash('b')).not.toBe(urlHash('a'));
   });
 });
 
@@ -140,6 +142,28 @@ describe('guids', () => {
         expect(g).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
         expect(podcastGuid(url)).toBe(g);
       }),
+    );
+  });
+
+  test('computed guids are RFC 9562 UUIDv5 of the name, for any name and length', () => {
+    const namespace = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex');
+    const uuidV5 = (name: string) => {
+      const b = createHash('sha1').update(namespace).update(name, 'utf8').digest().subarray(0, 16);
+      b[6] = (b[6]! & 0x0f) | 0x50;
+      b[8] = (b[8]! & 0x3f) | 0x80;
+      return b.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+    };
+    // Past 2,048 characters a name takes the path that does not write into the shared buffer.
+    const name = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.string({ unit: 'binary', minLength: 2040, maxLength: 2100 }),
+    );
+    fc.assert(
+      fc.property(name, (n) => {
+        const host = `x.example/${n}`.replace(/\/+$/, '');
+        expect(podcastGuid(`https://${host}`)).toBe(uuidV5(host));
+      }),
+      { numRuns: 300 },
     );
   });
 
