@@ -4,7 +4,8 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { AuthCache } from './auth/cache';
-import { authRateLimits, requireUser } from './auth/middleware';
+import { authLimits } from './auth/limits';
+import { requireUser } from './auth/middleware';
 import { logoutRoute, sessionRoutes } from './auth/routes';
 import type { Config } from './config';
 import type { Context } from './context';
@@ -48,7 +49,7 @@ export function createApp({
 }) {
   const ctx: Context = { db, config, logger, authCache };
   const metrics = createMetrics(db);
-  const limits = authRateLimits(config);
+  const limits = authLimits(config);
   const app = express();
   app.disable('x-powered-by');
   // API answers are no-store; an ETag would only cost a hash of every body.
@@ -121,7 +122,7 @@ export function createApp({
   });
   v1.use(jsonBody);
   v1.use(sessionRoutes(ctx, limits));
-  v1.use(limits.failedAuth, requireUser(ctx));
+  v1.use(requireUser(ctx, limits.failedAuth));
   v1.use(logoutRoute(ctx), subscriptionRoutes(ctx), deletionRoutes(ctx));
   v1.use(notFound);
   app.use('/v1', v1);

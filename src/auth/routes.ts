@@ -2,17 +2,20 @@ import { Router } from 'express';
 import type { Context } from '../context';
 import { Unauthorized } from '../http/errors';
 import { parseBody } from '../http/validate';
-import { authRateLimits, currentUser } from './middleware';
+import { clientKey, type AuthLimits } from './limits';
+import { currentUser } from './middleware';
 import { loginBody, logoutBody, refreshBody } from './schemas';
 import * as auth from './service';
 
 /** /v1/auth/login and /v1/auth/refresh: no credentials needed beyond the body. */
-export function sessionRoutes(ctx: Context, limits: ReturnType<typeof authRateLimits>): Router {
+export function sessionRoutes(ctx: Context, limits: AuthLimits): Router {
   const r = Router();
-  r.post('/auth/login', limits.login, async (req, res) => {
+  r.post('/auth/login', async (req, res) => {
     const { username, password } = parseBody(loginBody, req.body);
-    const session = await auth.login(ctx, username, password);
-    if (!session) throw new Unauthorized();
+    const session = await limits.login.attempt(
+      () => clientKey(req, username),
+      () => auth.login(ctx, username, password),
+    );
     res.json(session);
   });
   r.post('/auth/refresh', async (req, res) => {

@@ -190,6 +190,8 @@ describe('rate limits', () => {
     const r = await as(limited, bad).get('/v1/subscriptions');
     expectError(r, 429, 'Too many requests');
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    // The right password gets the same answer: a blocked client learns nothing about its guesses.
+    expectError(await as(limited, basic(victim.name, victim.password)).get('/v1/subscriptions'), 429);
     // Another user from the same address is not affected.
     const other = await limited.user('other');
     expect((await as(limited, other).get('/v1/subscriptions')).status).toBe(200);
@@ -206,6 +208,7 @@ describe('rate limits', () => {
     const r = await limitedLogin(target.name, 'wrong-password');
     expectError(r, 429, 'Too many requests');
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    expectError(await limitedLogin(target.name, target.password), 429);
     const other = await limited.user('other');
     expect((await limitedLogin(other.name, other.password)).status).toBe(200);
   });

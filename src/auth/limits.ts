@@ -1,0 +1,76 @@
+import type { Request } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { Config } from '../config';
+import { TooManyRequests, Unauthorized } from '../http/errors';
+
+type Window = { refused: number; endsAt: number };
+
+/**
+ * Refused credentials, counted per key (a client address and a username) in a window that starts at the
+ * key's first refusal. Once `limit` are refused, every attempt under that key gets 429 until the window
+ * ends, whatever credentials it carries, so that the answer tells nothing about them. Accepted
+ * credentials are not counted, and while nobody is being refused a request costs no more than a look at
+ * an empty map: the key is not even computed.
+ */
+export class FailureLimiter {
+  private readonly windows = new Map<string, Window>();
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly maxKeys = 100_000,
+  ) {}
+
+  /** Runs `attempt` unless the key is blocked; undefined from it means refused credentials: 401. */
+  async attempt<T>(key: () => string, attempt: () => Promise<T | undefined>): Promise<T> {
+    const k = this.windows.size === 0 ? undefined : key();
+    const wait = k === undefined ? 0 : this.retryAfter(k, Date.now());
+    if (wait > 0) throw new TooManyRequests(wait);
+    const result = await attempt();
+    if (result === undefined) {
+      this.refuse(k ?? key(), Date.now());
+      throw new Unauthorized();
+    }
+    return result;
+  }
+
+  /** Seconds until the key may try again: 0 when it may now. */
+  private retryAfter(key: string, now: number): number {
+    const w = this.windows.get(key);
+    if (!w) return 0;
+    if (w.endsAt <= now) {
+      this.windows.delete(key);
+      return 0;
+    }
+    return w.refused >= this.limit ? (w.endsAt - now) / 1000 : 0;
+  }
+
+  private refuse(key: string, now: number): void {
+    const w = this.windows.get(key);
+    if (w && w.endsAt > now) {
+      w.refused++;
+      return;
+    }
+    this.windows.delete(key);
+    if (this.windows.size >= this.maxKeys) {
+      for (const [k, x] of this.windows) if (x.endsAt <= now) this.windows.delete(k);
+      // Still full: the windows that started first go first (a Map iterates in insertion order).
+      for (const k of this.windows.keys()) {
+        if (this.windows.size < this.maxKeys) break;
+        this.windows.delete(k);
+      }
+    }
+    this.windows.set(key, { refused: 1, endsAt: now + this.windowMs });
+  }
+}
+
+/** A limiter's key: the client address (IPv6 by its /56 network) and the username in lower case. */
+export const clientKey = (req: Request, username: string): string =>
+  `${ipKeyGenerator(req.ip ?? 'unknown')}|${username.toLowerCase()}`;
+
+export type AuthLimits = { login: FailureLimiter; failedAuth: FailureLimiter };
+
+/** Failed logins, and failed authentication of API requests, each per client address and username. */
+export const authLimits = (config: Config): AuthLimits => ({
+  login: new FailureLimiter(config.loginRateLimit, config.rateLimitWindow * 1000),
+  failedAuth: new FailureLimiter(config.authFailureRateLimit, config.rateLimitWindow * 1000),
+});
