@@ -1,3 +1,4 @@
+import { arrayLiteral, type ArrayElement } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 
 export type SubscriptionRow = {
@@ -36,8 +37,8 @@ const HAS_HISTORY = `(EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $
                    OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1))`;
 
 /** The arrays that unnest() takes: one per key, each with that field of every row, in order. */
-function columns<T, K extends keyof T>(rows: T[], ...keys: K[]): T[K][][] {
-  return keys.map((k) => rows.map((r) => r[k]));
+function columns<T extends Record<K, ArrayElement>, K extends keyof T>(rows: T[], ...keys: K[]): string[] {
+  return keys.map((k) => arrayLiteral(rows.map((r) => r[k])));
 }
 
 const MATCHES = `
@@ -86,7 +87,7 @@ export async function findMatches(db: Queryable, userId: number, guids: string[]
     name: 'find-matches',
     text: `WITH ${MATCHES}
      SELECT (SELECT last_change FROM users WHERE id = $1) AS version, m.* FROM m ORDER BY m.ord`,
-    values: [userId, guids, hashes],
+    values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
   });
   return toMatches(r.rows, userId);
 }

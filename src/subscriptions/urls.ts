@@ -75,7 +75,9 @@ PODCAST_NAMESPACE.copy(nameBuffer);
  * trailing slashes removed.
  */
 export function podcastGuid(feedUrl: string): string {
-  const name = feedUrl.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '').replace(/\/+$/, '');
+  let end = feedUrl.length;
+  while (end > 0 && feedUrl.charCodeAt(end - 1) === 0x2f) end--;
+  const name = feedUrl.slice(SCHEME.exec(feedUrl)?.[0].length ?? 0, end);
   // A UTF-16 code unit is at most 3 bytes of UTF-8.
   const bytes =
     name.length * 3 <= nameBuffer.length - PODCAST_NAMESPACE.length
