@@ -15,8 +15,8 @@ export type Slot = {
   guidChanged: boolean;
   /** guids that stop being current in this request, in order. */
   earlierGuids: string[];
-  /** URL keys the record gains (not yet any record's). */
-  otherUrls: Map<string, { hash: string; feedUrl: string }>;
+  /** URLs the record gains (not yet any record's), each key once. */
+  otherUrls: { hash: string; feedUrl: string }[];
 };
 
 /**
@@ -40,7 +40,7 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
       urlHash: item.hash,
       guidChanged: false,
       earlierGuids: [],
-      otherUrls: new Map(),
+      otherUrls: [],
     };
     byGuid.set(guid, slot);
     slots.push(slot);
@@ -71,7 +71,7 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
     if (!byKey.has(item.key)) {
       byKey.set(item.key, slot);
       // A URL another record already has stays that record's: this one only shows it.
-      if (m.urlSid === null) slot.otherUrls.set(item.key, { hash: item.hash, feedUrl: item.feedUrl });
+      if (m.urlSid === null) slot.otherUrls.push({ hash: item.hash, feedUrl: item.feedUrl });
     }
     return slot;
   });

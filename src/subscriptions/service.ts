@@ -47,8 +47,6 @@ export async function subscribe(
   });
   if (items.length === 0) return { success: [], failure };
 
-  const guids = items.map((x) => x.guid);
-  const hashes = items.map((x) => x.hash);
   const respond = (plan: Plan, at: Date) => {
     const changed = iso(at);
     const success = items.map((item, i) => ({
@@ -61,8 +59,11 @@ export async function subscribe(
   };
 
   // Most POSTs add feeds the user does not have: one statement inserts them if that is so.
-  const allNew = planUpsert(items, NO_MATCHES(items.length));
-  if (allNew.slots.every((s) => s.earlierGuids.length === 0 && s.otherUrls.size === 0)) {
+  const allNew = planUpsert(
+    items,
+    items.map(() => NO_MATCH),
+  );
+  if (allNew.slots.every((s) => s.earlierGuids.length === 0 && s.otherUrls.length === 0)) {
     const at = await repo.insertIfAllNew(ctx.db, userId, writeOf(allNew).created).catch((err: unknown) => {
       if (repo.isExistingFeed(err)) return undefined;
       throw err;
@@ -73,7 +74,12 @@ export async function subscribe(
   // compare-and-set on the user's change stamp); if other writers keep winning, plan under the lock,
   // where the compare-and-set cannot fail.
   const matchAndWrite = async (db: Queryable) => {
-    const read = await repo.findMatches(db, userId, guids, hashes);
+    const read = await repo.findMatches(
+      db,
+      userId,
+      items.map((x) => x.guid),
+      items.map((x) => x.hash),
+    );
     const plan = planUpsert(items, read.matches);
     const at = await repo.writeSubscriptions(db, userId, read.version, writeOf(plan));
     return at && respond(plan, at);
@@ -90,8 +96,7 @@ export async function subscribe(
   });
 }
 
-const NO_MATCHES = (n: number): repo.Match[] =>
-  Array.from({ length: n }, () => ({ guidSid: null, guidSidGuid: null, urlSid: null, urlSidGuid: null }));
+const NO_MATCH: repo.Match = { guidSid: null, guidSidGuid: null, urlSid: null, urlSidGuid: null };
 
 /** The rows a plan writes; a new record is named by its guid until the database gives it an id. */
 function writeOf({ slots }: Plan): repo.SubscribeWrite {
@@ -104,7 +109,7 @@ function writeOf({ slots }: Plan): repo.SubscribeWrite {
       .filter((s) => s.id !== undefined)
       .map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
     earlierGuids: slots.flatMap((s) => s.earlierGuids.map((guid) => ({ ...ref(s), guid }))),
-    otherUrls: slots.flatMap((s) => [...s.otherUrls.values()].map((u) => ({ ...ref(s), ...u }))),
+    otherUrls: slots.flatMap((s) => s.otherUrls.map((u) => ({ ...ref(s), ...u }))),
   };
 }
 

@@ -45,15 +45,12 @@ export function checkFeedUrl(raw: string): FeedUrlResult {
 
 /**
  * What the database indexes for a URL (a btree entry must stay small): the first 128 bits of the SHA-256
- * of the matching key, written as a uuid, which PostgreSQL stores in 16 bytes and compares as such.
+ * of the matching key, as 32 hex digits, which PostgreSQL reads as a uuid (hyphens are optional in its
+ * input) and stores in 16 bytes.
  */
 export function urlHash(key: string): string {
-  return dashed(hash('sha256', key, 'hex'));
+  return hash('sha256', key, 'hex').slice(0, 32);
 }
-
-/** The first 32 of these hex digits, in the 8-4-4-4-12 form of a uuid. */
-const dashed = (hex: string) =>
-  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 
 /** A variant digit with its two high bits set to 10, by the digit's value. */
 const VARIANT = '89ab89ab89ab89ab';
@@ -69,6 +66,13 @@ const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex')
 /** The namespace, then room for any valid URL: the bytes hashed for a guid, written in place. */
 const nameBuffer = Buffer.alloc(PODCAST_NAMESPACE.length + MAX_URL_LENGTH * 3);
 PODCAST_NAMESPACE.copy(nameBuffer);
+/** Views of its first n bytes, made once for each n. */
+const nameViews: Buffer[] = [];
+const namePrefix = (n: number): Buffer => (nameViews[n] ??= nameBuffer.subarray(0, n));
+
+/** Where the name starts: after the scheme and "://" (the two schemes feed URLs have, without a match). */
+const nameStart = (url: string): number =>
+  url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : (SCHEME.exec(url)?.[0].length ?? 0);
 
 /**
  * The Podcasting 2.0 guid of a feed: UUIDv5 in the podcast namespace of the URL with its scheme and
@@ -77,13 +81,13 @@ PODCAST_NAMESPACE.copy(nameBuffer);
 export function podcastGuid(feedUrl: string): string {
   let end = feedUrl.length;
   while (end > 0 && feedUrl.charCodeAt(end - 1) === 0x2f) end--;
-  const name = feedUrl.slice(SCHEME.exec(feedUrl)?.[0].length ?? 0, end);
+  const name = feedUrl.slice(nameStart(feedUrl), end);
   // A UTF-16 code unit is at most 3 bytes of UTF-8.
   const bytes =
     name.length * 3 <= nameBuffer.length - PODCAST_NAMESPACE.length
-      ? nameBuffer.subarray(0, PODCAST_NAMESPACE.length + nameBuffer.write(name, PODCAST_NAMESPACE.length, 'utf8'))
+      ? namePrefix(PODCAST_NAMESPACE.length + nameBuffer.write(name, PODCAST_NAMESPACE.length, 'utf8'))
       : Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]);
-  const sha1 = hash('sha1', bytes, 'hex');
-  // Version 5, and the RFC 9562 variant.
-  return dashed(`${sha1.slice(0, 12)}5${sha1.slice(13, 16)}${VARIANT[parseInt(sha1[16]!, 16)]}${sha1.slice(17, 32)}`);
+  const h = hash('sha1', bytes, 'hex');
+  // The first 128 bits in the 8-4-4-4-12 form, with version 5 and the RFC 9562 variant.
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[parseInt(h[16]!, 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
