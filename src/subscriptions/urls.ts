@@ -6,6 +6,8 @@ export const MAX_URL_LENGTH = 2048;
 const PODCAST_SCHEMES = new Set(['itpc', 'pcast', 'feed', 'podcast']);
 const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443' };
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+/** Whitespace, control characters and the characters a URL must escape: refused, not escaped for the client. */
+const NOT_IN_URLS = /[\s<>"{}|\\^`\u0000-\u001f\u007f]/;
 
 export type FeedUrlResult =
   | { ok: true; feedUrl: string; key: string }
@@ -23,20 +25,20 @@ export function checkFeedUrl(raw: string): FeedUrlResult {
   let scheme = m[1]!.toLowerCase();
   if (PODCAST_SCHEMES.has(scheme)) scheme = 'http';
   if (scheme !== 'http' && scheme !== 'https') return { ok: false, message: 'Unsupported protocol' };
+  if (NOT_IN_URLS.test(raw)) return { ok: false, message: 'Invalid URL' };
   const rest = raw.slice(m[0].length);
-  const feedUrl = `${scheme}://${rest}`;
+  const feedUrl = scheme === m[1] ? raw : `${scheme}://${rest}`;
   let parsed: URL;
   try {
     parsed = new URL(feedUrl);
   } catch {
     return { ok: false, message: 'Invalid URL' };
   }
-  if (!parsed.hostname || /[\s<>"{}|\\^`]/.test(raw) || /[\u0000-\u001f\u007f]/.test(raw)) {
-    return { ok: false, message: 'Invalid URL' };
-  }
+  if (!parsed.hostname) return { ok: false, message: 'Invalid URL' };
   // The path and query as sent: everything after the authority, without the fragment.
   const authorityEnd = rest.search(/[/?#]/);
-  const tail = authorityEnd < 0 ? '' : rest.slice(authorityEnd).replace(/#.*$/s, '');
+  const fragment = authorityEnd < 0 ? -1 : rest.indexOf('#', authorityEnd);
+  const tail = authorityEnd < 0 ? '' : rest.slice(authorityEnd, fragment < 0 ? undefined : fragment);
   const userinfo = parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : '';
   const port = parsed.port && parsed.port !== DEFAULT_PORTS[scheme] ? `:${parsed.port}` : '';
   const path = tail === '' || tail.startsWith('?') ? `/${tail}` : tail;
