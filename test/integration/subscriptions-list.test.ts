@@ -65,6 +65,31 @@ describe('GET /v1/subscriptions', () => {
     expect(beyond.body).toEqual({ total: 7, page: 9, per_page: 3, subscriptions: [] });
   });
 
+  test('paging without since lists every record once, in creation order, whatever ids lie between them', async () => {
+    // Two users add feeds in turns, so one user's ids are far apart; a merge then removes a record.
+    const a = as(t, await t.user('pager'));
+    const b = as(t, await t.user('pager'));
+    const urls: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      urls.push(feed());
+      await a.post('/v1/subscriptions', { subscriptions: [{ feed_url: urls[i] }] });
+      await b.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed() }] });
+    }
+    const before = (await a.get('/v1/subscriptions')).body.subscriptions;
+    const merged = await a.patch(`/v1/subscriptions/${before[3].guid}`, { new_guid: before[4].guid });
+    expect(merged.status).toBe(200);
+
+    const seen: string[] = [];
+    for (let page = 1; page <= 3; page++) {
+      const r = await a.get(`/v1/subscriptions?page=${page}&per_page=3`);
+      expect(r.body).toMatchObject({ total: 8, page, per_page: 3 });
+      expect(r.body.subscriptions).toHaveLength(page < 3 ? 3 : 2);
+      seen.push(...r.body.subscriptions.map((s: { feed_url: string }) => s.feed_url));
+    }
+    expect(seen).toEqual(urls.filter((_, i) => i !== 3));
+    expect((await a.get('/v1/subscriptions?page=4&per_page=3')).body.subscriptions).toEqual([]);
+  });
+
   test('links honour X-Forwarded-* only with TRUST_PROXY, and PUBLIC_URL above all', async () => {
     const proxied = await testApp({ TRUST_PROXY: 'true' });
     const fixed = await testApp({ PUBLIC_URL: 'https://sync.example.com/castsync/' });
