@@ -176,18 +176,38 @@ try {
     async () => (await fetch(`${origin}/healthz`).catch(() => ({ status: 0 }))).status === 200,
   );
 
+  const login = async (name) => {
+    const session = await json(origin, 'POST', '/v1/auth/login', {}, { username: name, password: PASSWORD });
+    if (session.status !== 200) throw new Error(`login ${name}: ${session.status}`);
+    return {
+      name,
+      bearer: `Bearer ${session.body.access_token}`,
+      basic: 'Basic ' + Buffer.from(`${name}:${PASSWORD}`).toString('base64'),
+    };
+  };
+  // A since-sync that finds 5 changes: mark (the Sync-Timestamp of a GET), then send 5 of the user's feeds again.
+  const markSince = async (user, feeds) => {
+    user.since = (
+      await json(origin, 'GET', '/v1/subscriptions?per_page=1', { authorization: user.bearer })
+    ).headers.get('sync-timestamp');
+    await sleep(2);
+    const r = await json(
+      origin,
+      'POST',
+      '/v1/subscriptions',
+      { authorization: user.bearer },
+      { subscriptions: feeds.map((feed_url) => ({ feed_url })) },
+    );
+    if (r.status !== 200 || r.body.success.length !== feeds.length) throw new Error(`since POST: ${r.status}`);
+  };
+
   log(`seeding ${USERS} users x ${SUBS} subscriptions through the API ...`);
   const hash = await hashPassword(PASSWORD);
   const names = Array.from({ length: USERS }, (_, u) => `bench${u}`);
   await pool.query('INSERT INTO users (username, password_hash) SELECT unnest($1::text[]), $2', [names, hash]);
   const users = [];
   for (const [u, name] of names.entries()) {
-    const session = await json(origin, 'POST', '/v1/auth/login', {}, { username: name, password: PASSWORD });
-    const user = {
-      name,
-      bearer: `Bearer ${session.body.access_token}`,
-      basic: 'Basic ' + Buffer.from(`${name}:${PASSWORD}`).toString('base64'),
-    };
+    const user = await login(name);
     for (let off = 0; off < SUBS; off += 500) {
       const subs = Array.from({ length: Math.min(500, SUBS - off) }, (_, k) => ({
         feed_url: `https://feeds.bench.example/${u}/show-${off + k}/feed.xml`,
@@ -201,21 +221,9 @@ try {
       );
       if (r.status !== 200) throw new Error(`seed POST ${r.status}: ${JSON.stringify(r.body)}`);
     }
-    // A since-sync that finds 5 changes: mark, then change 5 feeds.
-    user.since = (
-      await json(origin, 'GET', '/v1/subscriptions?per_page=1', { authorization: user.bearer })
-    ).headers.get('sync-timestamp');
-    await sleep(2);
-    await json(
-      origin,
-      'POST',
-      '/v1/subscriptions',
-      { authorization: user.bearer },
-      {
-        subscriptions: Array.from({ length: 5 }, (_, k) => ({
-          feed_url: `https://feeds.bench.example/${u}/show-${k * 100}/feed.xml`,
-        })),
-      },
+    await markSince(
+      user,
+      Array.from({ length: 5 }, (_, k) => `https://feeds.bench.example/${u}/show-${k * 100}/feed.xml`),
     );
     users.push(user);
   }
@@ -249,7 +257,12 @@ try {
         feed_url: `https://new.bench.example/${tag}/${seq}/${k}.xml`,
       })),
     });
-  const getBearer = (i) => ({ method: 'GET', path: getPath(i), headers: { authorization: users[i % USERS].bearer } });
+  const getPage = (list) => (i) => ({
+    method: 'GET',
+    path: getPath(i),
+    headers: { authorization: list[i % list.length].bearer },
+  });
+  const getBearer = getPage(users);
   const sinceSync = (list) => (i) => {
     const u = list[i % list.length];
     return {
@@ -334,9 +347,9 @@ try {
   results.castsync_rss_mib = await rssOf();
 
   // Latency at a moderate load (4 connections), before and after loading SCALE_USERS users.
-  const latency = async () => ({
-    get: await load(origin, getBearer, SECONDS, 4),
-    since: await load(origin, sinceSync(users), SECONDS, 4),
+  const latency = async (list) => ({
+    get: await load(origin, getPage(list), SECONDS, 4),
+    since: await load(origin, sinceSync(list), SECONDS, 4),
   });
   // The plans of the hot statements, as the repo functions send them (writes run in a rolled-back
   // transaction, so EXPLAIN ANALYZE changes nothing).
@@ -367,7 +380,7 @@ try {
     ).rows.map((r) => r.feed_url);
     const fresh = Array.from({ length: 100 }, (_, k) => `https://plans.bench.example/${k}.xml`);
     try {
-      await explain(repo.listPage(explaining('GET page 3 of 50'), userId, undefined, 50, 100));
+      await explain(repo.listPage(explaining(`GET page ${pages} of 50`), userId, undefined, 50, (pages - 1) * 50));
       await explain(repo.listPage(explaining('GET since (5 changes)'), userId, mark, 50, 0));
       await explain(
         repo.findMatches(
@@ -400,8 +413,8 @@ try {
   const URL_HASH = (url) => `encode(substring(sha256(convert_to(${url}, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid`;
   if (SCALE_USERS > USERS) {
     log('measuring latency with the base data ...');
-    const small = await latency();
-    log(`loading ${SCALE_USERS - USERS} more users x ${SUBS} subscriptions with SQL ...`);
+    const small = await latency(users);
+    log(`loading ${SCALE_USERS - USERS} more users x ${SUBS} subscriptions with SQL, spread over the table ...`);
     const t0 = Date.now();
     await pool.query(
       `INSERT INTO users (username, password_hash) SELECT 'scale' || g, $1 FROM generate_series(1, $2::int) g`,
@@ -412,9 +425,12 @@ try {
       SELECT u.id, gen_random_uuid(), f.url, ${URL_HASH('f.url')}, true, now() - interval '1 day'
         FROM users u, generate_series(0, $1::int - 1) k,
              LATERAL (SELECT 'https://feeds.scale.example/' || u.id || '/' || k || '.xml' AS url) f
-       WHERE u.username LIKE 'scale%' ORDER BY u.id, k`,
+       WHERE u.username LIKE 'scale%' ORDER BY k, u.id`,
       [SUBS],
     );
+    // Feed by feed across all users (k before user), so that each user's records lie on different pages
+    // of the table, as when feeds are added one at a time over months: the worst layout for reading a
+    // user's page. The 20 users seeded through the API have theirs together, as after an import.
     // Some guid chains and moved feeds, as real libraries have: 1 record in 100 had another guid and URL.
     await pool.query(`INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
       SELECT user_id, gen_random_uuid(), id, now() - interval '2 days' FROM subscriptions WHERE id % 100 = 0`);
@@ -423,20 +439,42 @@ try {
     await pool.query('VACUUM ANALYZE');
     const records = (await pool.query('SELECT count(*)::int AS n FROM subscriptions')).rows[0].n;
     log(`  ${records} records in ${Math.round((Date.now() - t0) / 1000)} s`);
+    // USERS of the spread users, evenly chosen, with a since mark of their own.
+    const step = Math.floor((SCALE_USERS - USERS) / USERS);
+    const spreadNames = Array.from({ length: USERS }, (_, k) => `scale${1 + k * step}`);
+    const { rows: spreadRows } = await pool.query(
+      'SELECT id, username FROM users WHERE username = ANY ($1) ORDER BY id',
+      [spreadNames],
+    );
+    const spreadUsers = [];
+    for (const { id, username } of spreadRows) {
+      const user = await login(username);
+      await markSince(
+        user,
+        Array.from({ length: 5 }, (_, k) => `https://feeds.scale.example/${id}/${k * 100}.xml`),
+      );
+      spreadUsers.push(user);
+    }
     log('measuring latency with the scale data ...');
-    const big = await latency();
+    const big = await latency(users);
+    const spread = await latency(spreadUsers);
+    const figures = (after) => ({
+      get_p50_ms: [small.get.p50, after.get.p50],
+      get_p99_ms: [small.get.p99, after.get.p99],
+      since_p50_ms: [small.since.p50, after.since.p50],
+      since_p99_ms: [small.since.p99, after.since.p99],
+      get_p50_ratio: after.get.p50 / small.get.p50,
+      since_p50_ratio: after.since.p50 / small.since.p50,
+    });
     results.scale = {
       users: SCALE_USERS,
       records,
-      get_p50_ms: [small.get.p50, big.get.p50],
-      get_p99_ms: [small.get.p99, big.get.p99],
-      since_p50_ms: [small.since.p50, big.since.p50],
-      since_p99_ms: [small.since.p99, big.since.p99],
-      get_p50_ratio: big.get.p50 / small.get.p50,
-      since_p50_ratio: big.since.p50 / small.since.p50,
-      errors: small.get.errors + small.since.errors + big.get.errors + big.since.errors,
+      ...figures(big),
+      // The same figures for users whose records are spread over the table, against the same "before".
+      spread: figures(spread),
+      errors: [small, big, spread].reduce((n, x) => n + x.get.errors + x.since.errors, 0),
     };
-    results.plans = await plans('scale1');
+    results.plans = await plans(spreadRows[0].username);
   }
   results.castsync_rss_mib_end = await rssOf();
 
@@ -447,7 +485,12 @@ try {
     if (k === 'plans') continue;
     console.log(k.padEnd(34), JSON.stringify(v, round));
   }
-  if (results.plans) for (const [k, v] of Object.entries(results.plans)) console.log(`\n-- plan: ${k}\n${v}`);
+  // A hundred guids or hashes in a plan are shown by their number.
+  const shorten = (plan) =>
+    plan.replace(/'\{([^}']{200,})\}'/g, (_, list) => `'{...${list.split(',').length} values...}'`);
+  if (results.plans) {
+    for (const [k, v] of Object.entries(results.plans)) console.log(`\n-- plan: ${k}\n${shorten(v)}`);
+  }
   const summary = { ...results };
   delete summary.plans;
   console.log(JSON.stringify({ bench: summary }, round));
