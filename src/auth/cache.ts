@@ -2,6 +2,8 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 
 type Entry = { userId: number; expires: number };
+/** A verified credential: its user, and when it stops being valid (if it ever does). */
+export type Verified = { userId: number; notAfter?: number };
 
 /**
  * Remembers credentials that were verified recently, so that HTTP Basic does not cost an argon2 hash
@@ -11,12 +13,41 @@ type Entry = { userId: number; expires: number };
  */
 export class AuthCache {
   private readonly entries = new Map<string, Entry>();
+  /** Verifications under way, by key. */
+  private readonly pending = new Map<string, Promise<number | undefined>>();
+  /** Counts credential changes, so that a verification that began before one is not remembered after it. */
+  private generation = 0;
   /** Off while changes could go unannounced (the listener is not connected). */
   active = true;
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
   ) {}
+
+  /**
+   * The user of a credential: from the cache, or else from verify. Requests that arrive with the same
+   * credential while it is being verified wait for that verification instead of starting their own: an app
+   * that syncs over several connections at once costs one argon2 hash, not one per connection. A failed
+   * verification is not remembered; one that began before a credential change is neither shared nor
+   * remembered after it.
+   */
+  resolve(key: string, verify: () => Promise<Verified | undefined>): Promise<number | undefined> {
+    const hit = this.get(key);
+    if (hit !== undefined) return Promise.resolve(hit);
+    const underWay = this.pending.get(key);
+    if (underWay) return underWay;
+    const generation = this.generation;
+    const p = verify()
+      .then((v) => {
+        if (v && generation === this.generation) this.set(key, v.userId, v.notAfter);
+        return v?.userId;
+      })
+      .finally(() => {
+        if (this.pending.get(key) === p) this.pending.delete(key);
+      });
+    this.pending.set(key, p);
+    return p;
+  }
 
   get(key: string): number | undefined {
     const e = this.entries.get(key);
@@ -38,7 +69,9 @@ export class AuthCache {
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
+    this.pending.clear();
   }
 }
 

@@ -19,28 +19,26 @@ const basicKey = (username: string, password: string) =>
 const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
 
 /** The user of a personal access token or an unexpired access token; undefined otherwise. */
-export async function authenticateBearer(ctx: Context, token: string): Promise<number | undefined> {
+export function authenticateBearer(ctx: Context, token: string): Promise<number | undefined> {
   const hash = hashToken(token);
-  const cached = ctx.authCache.get(tokenKey(hash));
-  if (cached !== undefined) return cached;
-  const row = await repo.findLiveToken(ctx.db, hash);
-  if (!row || row.kind === 'refresh' || !sameSecret(row.token_hash, hash)) return undefined;
-  ctx.authCache.set(tokenKey(hash), row.user_id, row.expires_at?.getTime());
-  return row.user_id;
+  return ctx.authCache.resolve(tokenKey(hash), async () => {
+    const row = await repo.findLiveToken(ctx.db, hash);
+    if (!row || row.kind === 'refresh' || !sameSecret(row.token_hash, hash)) return undefined;
+    return { userId: row.user_id, notAfter: row.expires_at?.getTime() };
+  });
 }
 
 /** HTTP Basic: the password is the user's password or one of the user's personal access tokens. */
-export async function authenticateBasic(ctx: Context, username: string, password: string): Promise<number | undefined> {
-  const key = basicKey(username, password);
-  const cached = ctx.authCache.get(key);
-  if (cached !== undefined) return cached;
-  const user = await repo.findUserByName(ctx.db, username);
-  const ok =
-    (user !== undefined && looksLikePersonalToken(password) && (await authenticateBearer(ctx, password)) === user.id) ||
-    (await verifyPassword(user?.password_hash, password));
-  if (!ok || !user) return undefined;
-  ctx.authCache.set(key, user.id);
-  return user.id;
+export function authenticateBasic(ctx: Context, username: string, password: string): Promise<number | undefined> {
+  return ctx.authCache.resolve(basicKey(username, password), async () => {
+    const user = await repo.findUserByName(ctx.db, username);
+    const ok =
+      (user !== undefined &&
+        looksLikePersonalToken(password) &&
+        (await authenticateBearer(ctx, password)) === user.id) ||
+      (await verifyPassword(user?.password_hash, password));
+    return ok && user ? { userId: user.id } : undefined;
+  });
 }
 
 export type Session = {

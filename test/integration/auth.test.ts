@@ -3,6 +3,7 @@ import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '..
 import { createPersonalToken, revokePersonalToken, setPassword } from '../../src/auth/service';
 import { AuthCache, listenForCredentialChanges } from '../../src/auth/cache';
 import pino from 'pino';
+import argon2 from 'argon2';
 
 let t: TestApp;
 let alice: TestUser;
@@ -43,6 +44,23 @@ describe('authentication', () => {
 
   test('HTTP Basic with the password works, again and again (from the cache)', async () => {
     for (let i = 0; i < 3; i++) expect((await as(t, alice).get('/v1/subscriptions')).status).toBe(200);
+  });
+
+  test('concurrent HTTP Basic requests of a user whose password is not cached cost one argon2 verification', async () => {
+    const bob = await t.user('bob');
+    const verify = jest.spyOn(argon2, 'verify');
+    try {
+      const answers = await Promise.all(Array.from({ length: 6 }, () => as(t, bob).get('/v1/subscriptions')));
+      expect(answers.map((r) => r.status)).toEqual(Array(6).fill(200));
+      expect(verify).toHaveBeenCalledTimes(1);
+      const wrong = await Promise.all(
+        Array.from({ length: 4 }, () => as(t, basic(bob.name, 'not-the-password')).get('/v1/subscriptions')),
+      );
+      for (const r of wrong) expectError(r, 401, 'User not authorized');
+      expect(verify).toHaveBeenCalledTimes(2);
+    } finally {
+      verify.mockRestore();
+    }
   });
 
   test('login gives the contract fields; the access token works as a bearer token', async () => {
