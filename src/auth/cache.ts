@@ -13,10 +13,8 @@ export type Verified = { userId: number; notAfter?: number };
  */
 export class AuthCache {
   private readonly entries = new Map<string, Entry>();
-  /** Verifications under way, by key. */
+  /** Verifications under way, by key; clear() drops them, so that their results are not remembered. */
   private readonly pending = new Map<string, Promise<number | undefined>>();
-  /** Counts credential changes, so that a verification that began before one is not remembered after it. */
-  private generation = 0;
   /** Off while changes could go unannounced (the listener is not connected). */
   active = true;
   constructor(
@@ -36,14 +34,14 @@ export class AuthCache {
     if (hit !== undefined) return Promise.resolve(hit);
     const underWay = this.pending.get(key);
     if (underWay) return underWay;
-    const generation = this.generation;
+    const current = () => this.pending.get(key) === p;
     const p = verify()
       .then((v) => {
-        if (v && generation === this.generation) this.set(key, v.userId, v.notAfter);
+        if (v && current()) this.set(key, v.userId, v.notAfter);
         return v?.userId;
       })
       .finally(() => {
-        if (this.pending.get(key) === p) this.pending.delete(key);
+        if (current()) this.pending.delete(key);
       });
     this.pending.set(key, p);
     return p;
@@ -69,7 +67,6 @@ export class AuthCache {
   }
 
   clear(): void {
-    this.generation++;
     this.entries.clear();
     this.pending.clear();
   }
