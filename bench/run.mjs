@@ -266,11 +266,14 @@ try {
         feed_url: `https://new.bench.example/${tag}/${seq}/${k}.xml`,
       })),
     });
-  const getPage = (list) => (i) => ({
-    method: 'GET',
-    path: getPath(i),
-    headers: { authorization: list[i % list.length].bearer },
-  });
+  // Pages of the users' records in turn, with their bearer tokens (or scheme 'basic': their passwords).
+  const getPage =
+    (list, scheme = 'bearer') =>
+    (i) => ({
+      method: 'GET',
+      path: getPath(i),
+      headers: { authorization: list[i % list.length][scheme] },
+    });
   const getBearer = getPage(users);
   const sinceSync = (list) => (i) => {
     const u = list[i % list.length];
@@ -334,7 +337,7 @@ try {
     ) /
     2 ** 20;
   log('measuring basic vs bearer ...');
-  const basicGet = (i) => ({ method: 'GET', path: getPath(i), headers: { authorization: users[i % USERS].basic } });
+  const basicGet = getPage(users, 'basic');
   // As ../shared/bench/compare.mjs measures it: right after the POSTs (tens of thousands of records per user by
   // then), one window of Basic, then one of bearer. Basic's window is its first: each user's password is
   // verified once (argon2, about 50 ms of CPU) before the cache answers, 20 hashes inside 6 seconds.
