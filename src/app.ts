@@ -1,38 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import express, { type RequestHandler } from 'express';
+import express from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
-import swaggerUi from 'swagger-ui-express';
+import type { ApiContext } from './api-context';
 import { AuthCache } from './auth/cache';
-import { authLimits } from './auth/limits';
-import { requireUser } from './auth/middleware';
-import { logoutRoute, sessionRoutes } from './auth/routes';
 import type { Config } from './config';
-import type { Context } from './context';
 import type { Db } from './db/pool';
-import { deletionRoutes } from './deletions/routes';
+import * as deletions from './deletions/service';
 import { errorHandler, notFound } from './http/error-handler';
-import { ServiceUnavailable, UnsupportedMediaType } from './http/errors';
+import { authLimits } from './http/limits';
+import { createMetrics, routeTemplate } from './http/metrics';
+import { opsRoutes } from './http/ops';
+import { countJobs } from './jobs/queue';
 import type { Logger } from './logger';
-import { createMetrics, routeTemplate } from './metrics';
+import { opaRouter } from './opa/router';
 import { openApiDocument } from './openapi';
-import { subscriptionRoutes } from './subscriptions/routes';
 
 export type AppState = { draining: boolean };
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
-
-const JSON_TYPES = ['application/json', 'application/*+json'];
-
-/** A body that is there must be JSON by its Content-Type: 415 otherwise. */
-const requireJsonBody: RequestHandler = (req, _res, next) => {
-  const length = req.headers['content-length'];
-  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-  if (hasBody && !req.is(JSON_TYPES)) throw new UnsupportedMediaType();
-  next();
-};
-
-const jsonBody = [requireJsonBody, express.json({ limit: '1mb', type: JSON_TYPES })];
 
 export function createApp({
   db,
@@ -47,8 +33,19 @@ export function createApp({
   authCache?: AuthCache;
   state?: AppState;
 }) {
-  const ctx: Context = { db, config, logger, authCache };
-  const metrics = createMetrics(db);
+  const ctx: ApiContext = { db, config, logger, authCache };
+  const metrics = createMetrics(db, [
+    {
+      name: 'castsync_jobs_queued',
+      help: 'Jobs in the queue (waiting, running or waiting for a retry)',
+      count: () => countJobs(db),
+    },
+    {
+      name: 'castsync_deletions_pending',
+      help: 'Deletion requests accepted and not yet processed',
+      count: () => deletions.countPending(db),
+    },
+  ]);
   const limits = authLimits(config);
   const app = express();
   app.disable('x-powered-by');
@@ -89,43 +86,8 @@ export function createApp({
     );
   }
   app.use(metrics.middleware);
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    if (state.draining) throw new ServiceUnavailable();
-    try {
-      await db.query('SELECT 1');
-    } catch {
-      throw new ServiceUnavailable();
-    }
-    res.json({ status: 'ready' });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
-  const doc = openApiDocument();
-  app.get('/openapi.json', (_req, res) => {
-    res.json(doc);
-  });
-  app.use('/docs', swaggerUi.serve);
-  app.get('/docs', swaggerUi.setup(doc, { customSiteTitle: 'castsync API' }));
-
-  const v1 = express.Router();
-  v1.use((_req, res, next) => {
-    res.set('Cache-Control', 'no-store');
-    next();
-  });
-  v1.get('/capabilities', (_req, res) => {
-    res.json({ capabilities: { 'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } } } });
-  });
-  v1.use(jsonBody);
-  v1.use(sessionRoutes(ctx, limits));
-  v1.use(requireUser(ctx, limits.failedAuth));
-  v1.use(logoutRoute(ctx), subscriptionRoutes(ctx), deletionRoutes(ctx));
-  v1.use(notFound);
-  app.use('/v1', v1);
+  app.use(opsRoutes(db, metrics, state, openApiDocument()));
+  app.use('/v1', opaRouter(ctx, limits));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;

@@ -2,7 +2,6 @@ import readline from 'node:readline';
 import { Command } from 'commander';
 import { AuthCache } from './auth/cache';
 import * as auth from './auth/service';
-import { listUsers } from './auth/repo';
 import { loadConfig } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
@@ -100,7 +99,7 @@ user
   .command('list')
   .description('list users')
   .action(async () => {
-    const rows = await withDatabase((ctx) => listUsers(ctx.db));
+    const rows = await withDatabase((ctx) => auth.listUsers(ctx.db));
     for (const r of rows)
       console.log(`${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}`);
   });

@@ -7,7 +7,9 @@ import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
 import { migrate } from './db/migrate';
 import { createPool } from './db/pool';
-import { startWorker } from './deletions/worker';
+import { authTasks } from './auth/service';
+import { deletionTasks } from './deletions/service';
+import { startWorker } from './jobs/worker';
 import { createLogger, type Logger } from './logger';
 
 async function main(config: Config, logger: Logger) {
@@ -18,7 +20,9 @@ async function main(config: Config, logger: Logger) {
   const listener = listenForCredentialChanges(database.url, authCache, logger);
   const state: AppState = { draining: false };
   const app = createApp({ db, config, logger, authCache, state });
-  const worker = config.worker ? await startWorker({ db, logger }) : undefined;
+  const worker = config.worker
+    ? await startWorker({ db, logger }, [deletionTasks(db, logger), authTasks(db, logger)])
+    : undefined;
 
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;

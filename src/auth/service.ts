@@ -1,8 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Context } from '../context';
-import { withTransaction, type Queryable } from '../db/pool';
+import type { Config } from '../config';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import type { TaskList } from '../jobs/worker';
+import type { Logger } from '../logger';
+import type { AuthCache } from './cache';
 import * as repo from './repo';
 import { hashPassword, hashToken, looksLikePersonalToken, newToken, sameSecret, verifyPassword } from './secrets';
+
+/** What authentication needs: the database, the token lifetimes, and the cache of verified credentials. */
+export type AuthContext = Readonly<{
+  db: Db;
+  config: Pick<Config, 'accessTokenTtl' | 'refreshTokenTtl'>;
+  authCache: AuthCache;
+}>;
+type Admin = Pick<AuthContext, 'db' | 'authCache'>;
 
 export const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 export const MIN_PASSWORD = 8;
@@ -19,7 +30,7 @@ const basicKey = (username: string, password: string) =>
 const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
 
 /** The user of a personal access token or an unexpired access token; undefined otherwise. */
-export function authenticateBearer(ctx: Context, token: string): Promise<number | undefined> {
+export function authenticateBearer(ctx: AuthContext, token: string): Promise<number | undefined> {
   const hash = hashToken(token);
   return ctx.authCache.resolve(tokenKey(hash), async () => {
     const row = await repo.findLiveToken(ctx.db, hash);
@@ -29,7 +40,7 @@ export function authenticateBearer(ctx: Context, token: string): Promise<number 
 }
 
 /** HTTP Basic: the password is the user's password or one of the user's personal access tokens. */
-export function authenticateBasic(ctx: Context, username: string, password: string): Promise<number | undefined> {
+export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
   return ctx.authCache.resolve(basicKey(username, password), async () => {
     const user = await repo.findUserByName(ctx.db, username);
     const ok =
@@ -41,15 +52,10 @@ export function authenticateBasic(ctx: Context, username: string, password: stri
   });
 }
 
-export type Session = {
-  access_token: string;
-  expires_in: number;
-  refresh_token: string;
-  refresh_expires: string;
-  refresh_endpoint: string;
-};
+/** The tokens of a login session: a short-lived access token and the refresh token that renews it. */
+export type Session = { accessToken: string; expiresIn: number; refreshToken: string; refreshExpires: Date };
 
-async function issueSession(ctx: Context, db: Queryable, userId: number, family: string): Promise<Session> {
+async function issueSession(ctx: AuthContext, db: Queryable, userId: number, family: string): Promise<Session> {
   const now = Date.now();
   const access = newToken('access');
   const refresh = newToken('refresh');
@@ -63,15 +69,14 @@ async function issueSession(ctx: Context, db: Queryable, userId: number, family:
   });
   await repo.insertToken(db, { userId, kind: 'refresh', hash: refresh.hash, family, expiresAt: refreshExpires });
   return {
-    access_token: access.token,
-    expires_in: ctx.config.accessTokenTtl,
-    refresh_token: refresh.token,
-    refresh_expires: refreshExpires.toISOString(),
-    refresh_endpoint: '/v1/auth/refresh',
+    accessToken: access.token,
+    expiresIn: ctx.config.accessTokenTtl,
+    refreshToken: refresh.token,
+    refreshExpires,
   };
 }
 
-export async function login(ctx: Context, username: string, password: string): Promise<Session | undefined> {
+export async function login(ctx: AuthContext, username: string, password: string): Promise<Session | undefined> {
   const user = await repo.findUserByName(ctx.db, username);
   if (!(await verifyPassword(user?.password_hash, password)) || !user) return undefined;
   return withTransaction(ctx.db, (tx) => issueSession(ctx, tx, user.id, randomUUID()));
@@ -81,7 +86,7 @@ export async function login(ctx: Context, username: string, password: string): P
  * Rotates a refresh token: the old one is spent, a new pair is issued in the same family. A refresh token
  * presented a second time means it leaked: the whole family (that login's tokens) is revoked.
  */
-export async function refresh(ctx: Context, refreshToken: string): Promise<Session | undefined> {
+export async function refresh(ctx: AuthContext, refreshToken: string): Promise<Session | undefined> {
   const hash = hashToken(refreshToken);
   const row = await repo.findLiveToken(ctx.db, hash);
   if (!row || row.kind !== 'refresh' || !sameSecret(row.token_hash, hash) || !row.family) return undefined;
@@ -98,7 +103,7 @@ export async function refresh(ctx: Context, refreshToken: string): Promise<Sessi
 }
 
 /** Revokes the session of the given refresh token, or every session of the user. */
-export async function logout(ctx: Context, userId: number, refreshToken?: string): Promise<void> {
+export async function logout(ctx: AuthContext, userId: number, refreshToken?: string): Promise<void> {
   if (refreshToken === undefined) {
     await repo.deleteSessions(ctx.db, userId);
   } else {
@@ -108,24 +113,20 @@ export async function logout(ctx: Context, userId: number, refreshToken?: string
   await credentialsChanged(ctx);
 }
 
-async function credentialsChanged(ctx: Pick<Context, 'db' | 'authCache'>): Promise<void> {
+async function credentialsChanged(ctx: Admin): Promise<void> {
   ctx.authCache.clear();
   await repo.announceCredentialChange(ctx.db);
 }
 
 // Administration (the CLI).
 
-export async function addUser(ctx: Pick<Context, 'db'>, username: string, password: string): Promise<number> {
+export async function addUser(ctx: Pick<AuthContext, 'db'>, username: string, password: string): Promise<number> {
   checkNewCredentials(username, password);
   if (await repo.findUserByName(ctx.db, username)) throw new AuthInputError(`User ${username} already exists`);
   return repo.insertUser(ctx.db, username, await hashPassword(password));
 }
 
-export async function setPassword(
-  ctx: Pick<Context, 'db' | 'authCache'>,
-  username: string,
-  password: string,
-): Promise<void> {
+export async function setPassword(ctx: Admin, username: string, password: string): Promise<void> {
   checkNewCredentials(username, password);
   const id = await repo.updatePassword(ctx.db, username, await hashPassword(password));
   if (id === undefined) throw new AuthInputError(`No user ${username}`);
@@ -133,13 +134,13 @@ export async function setPassword(
   await credentialsChanged(ctx);
 }
 
-export async function removeUser(ctx: Pick<Context, 'db' | 'authCache'>, username: string): Promise<void> {
+export async function removeUser(ctx: Admin, username: string): Promise<void> {
   if (!(await repo.deleteUser(ctx.db, username))) throw new AuthInputError(`No user ${username}`);
   await credentialsChanged(ctx);
 }
 
 export async function createPersonalToken(
-  ctx: Pick<Context, 'db'>,
+  ctx: Pick<AuthContext, 'db'>,
   username: string,
   label?: string,
 ): Promise<{ id: number; token: string }> {
@@ -150,7 +151,20 @@ export async function createPersonalToken(
   return { id, token: t.token };
 }
 
-export async function revokePersonalToken(ctx: Pick<Context, 'db' | 'authCache'>, id: number): Promise<void> {
+export async function revokePersonalToken(ctx: Admin, id: number): Promise<void> {
   if (!(await repo.deletePersonalToken(ctx.db, id))) throw new AuthInputError(`No personal access token ${id}`);
   await credentialsChanged(ctx);
 }
+
+export const listUsers = (db: Queryable) => repo.listUsers(db);
+
+/** Expired tokens are removed hourly. */
+export const authTasks = (db: Db, logger: Logger): TaskList => ({
+  tasks: {
+    cleanup_tokens: async () => {
+      const n = await repo.deleteExpiredTokens(db);
+      if (n > 0) logger.info({ tokens: n }, 'expired tokens removed');
+    },
+  },
+  crontab: ['0 * * * * cleanup_tokens'],
+});

@@ -1,21 +1,23 @@
+import { missingUser } from '../errors';
 import type { Queryable } from './pool';
 
 /**
- * Locks the user's row for the rest of the transaction and returns the stamp for this transaction's
- * changes: the current time in whole milliseconds, or 1 ms after the user's previous stamp if the clock
- * has not moved on. Writers of one user queue on the row lock, so their stamps follow commit order, and
- * a reader that saw last_change = T can never later find a new change stamped at or before T.
+ * The rule for a user's next change stamp, as SQL over the users row: the current time in whole
+ * milliseconds, or 1 ms after the user's previous stamp if the clock has not moved on. It is only ever
+ * assigned while the row is locked by the UPDATE that sets it, so writers of one user queue on the row
+ * lock, their stamps follow commit order, and a reader that saw last_change = T can never later find a
+ * new change stamped at or before T (docs/decisions/sync-stamps.md).
  */
+export const NEXT_STAMP = `greatest(date_trunc('milliseconds', clock_timestamp()), last_change + interval '1 millisecond')`;
+
+/** Locks the user's row for the rest of the transaction and returns the stamp for its changes. */
 export async function takeChangeStamp(tx: Queryable, userId: number): Promise<Date> {
   const r = await tx.query<{ last_change: Date }>(
-    `UPDATE users
-        SET last_change = greatest(date_trunc('milliseconds', clock_timestamp()), last_change + interval '1 millisecond')
-      WHERE id = $1
-      RETURNING last_change`,
+    `UPDATE users SET last_change = ${NEXT_STAMP} WHERE id = $1 RETURNING last_change`,
     [userId],
   );
   const stamp = r.rows[0]?.last_change;
-  if (!stamp) throw new Error(`user ${userId} does not exist`);
+  if (!stamp) throw missingUser(userId);
   return stamp;
 }
 

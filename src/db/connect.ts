@@ -1,7 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger';
 import { isDatabaseUnavailable } from './errors';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Retries fn while the database is unreachable (a database container may start after the app). */
 export async function whenDatabaseUp<T>(fn: () => Promise<T>, logger: Logger, timeoutMs = 60_000): Promise<T> {

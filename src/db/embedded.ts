@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger';
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void>; owned: boolean };
@@ -18,8 +19,6 @@ type Options = {
   /** A fixed port; by default any free one. */
   port?: number;
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -2,7 +2,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { runMigrations as runQueueMigrations } from 'graphile-worker';
 import type { Logger } from '../logger';
-import { queueLogger } from '../deletions/queue';
+import { queueLogger } from '../jobs/queue';
+import { survivingLostConnections } from './pool';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 
@@ -46,9 +47,7 @@ export async function migrate(databaseUrl: string, logger: Logger): Promise<stri
 
 /** The job queue's schema, through a connection of its own (graphile-worker takes a pool). */
 async function migrateQueue(databaseUrl: string, logger: Logger): Promise<void> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  pool.on('error', (err) => logger.warn({ err: err.message }, 'migration connection lost'));
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  const pool = survivingLostConnections(new pg.Pool({ connectionString: databaseUrl, max: 1 }), logger);
   try {
     await runQueueMigrations({ pgPool: pool, logger: queueLogger(logger) });
   } finally {

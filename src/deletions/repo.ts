@@ -1,10 +1,11 @@
 import type { Queryable } from '../db/pool';
 
+export type DeletionStatus = 'PENDING' | 'SUCCESS' | 'FAILURE';
 export type DeletionRow = {
   id: number;
   user_id: number;
   subscription_id: number;
-  status: 'PENDING' | 'SUCCESS' | 'FAILURE';
+  status: DeletionStatus;
   message: string;
 };
 
@@ -22,12 +23,22 @@ export async function findPending(
   return r.rows[0];
 }
 
-export async function insertDeletion(db: Queryable, userId: number, subscriptionId: number): Promise<number> {
-  const r = await db.query<{ id: number }>(
-    'INSERT INTO deletions (user_id, subscription_id) VALUES ($1, $2) RETURNING id',
-    [userId, subscriptionId],
+export async function insertDeletion(
+  db: Queryable,
+  userId: number,
+  subscriptionId: number,
+  message: string,
+): Promise<DeletionRow> {
+  const r = await db.query<DeletionRow>(
+    `INSERT INTO deletions (user_id, subscription_id, message) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+    [userId, subscriptionId, message],
   );
-  return r.rows[0]!.id;
+  return r.rows[0]!;
+}
+
+export async function countPending(db: Queryable): Promise<number> {
+  const r = await db.query<{ n: number }>(`SELECT count(*) AS n FROM deletions WHERE status = 'PENDING'`);
+  return r.rows[0]?.n ?? 0;
 }
 
 export async function findDeletion(db: Queryable, userId: number, id: number): Promise<DeletionRow | undefined> {

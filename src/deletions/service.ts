@@ -1,34 +1,38 @@
-import type { Context } from '../context';
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { isDatabaseUnavailable } from '../db/errors';
-import { withTransaction } from '../db/pool';
-import { Gone, NotFound } from '../http/errors';
-import * as subscriptions from '../subscriptions/repo';
-import { DELETE_TASK, addJob } from './queue';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { NotFound } from '../errors';
+import { addJob } from '../jobs/queue';
+import type { TaskList } from '../jobs/worker';
+import type { Logger } from '../logger';
+import * as subscriptions from '../subscriptions/service';
 import * as repo from './repo';
 
+export const DELETE_TASK = 'delete_subscription';
+/** A request's message until the job has run. */
 export const ACCEPTED_MESSAGE = 'Deletion request was received and will be processed';
 
+export type Deletion = { id: number; status: repo.DeletionStatus; message: string };
+
 /**
- * Accepts a deletion: the request row and its job are written in one transaction, so a 202 always
- * has a job that will run, after a crash too. Asking again while one is pending returns that one.
+ * Accepts a deletion: the request row and its job are written in one transaction, so an accepted
+ * request always has a job that will run, after a crash too. Asking again while one is pending returns
+ * that one.
  */
-export async function requestDeletion(ctx: Context, userId: number, guid: string): Promise<number> {
-  return withTransaction(ctx.db, async (tx) => {
+export async function requestDeletion(db: Db, userId: number, guid: string): Promise<Deletion> {
+  return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
-    const row = await subscriptions.findByGuid(tx, userId, guid);
-    if (!row) throw new NotFound();
-    if (row.deleted) throw new Gone();
-    const pending = await repo.findPending(tx, userId, row.id);
-    if (pending) return pending.id;
-    const id = await repo.insertDeletion(tx, userId, row.id);
-    await addJob(tx, DELETE_TASK, { deletionId: id });
-    return id;
+    const id = await subscriptions.liveRecordId(tx, userId, guid);
+    const pending = await repo.findPending(tx, userId, id);
+    if (pending) return pending;
+    const created = await repo.insertDeletion(tx, userId, id, ACCEPTED_MESSAGE);
+    await addJob(tx, DELETE_TASK, { deletionId: created.id });
+    return created;
   });
 }
 
-export async function deletionStatus(ctx: Context, userId: number, id: number): Promise<repo.DeletionRow> {
-  const row = await repo.findDeletion(ctx.db, userId, id);
+export async function deletionStatus(db: Queryable, userId: number, id: number): Promise<Deletion> {
+  const row = await repo.findDeletion(db, userId, id);
   if (!row) throw new NotFound();
   return row;
 }
@@ -38,9 +42,9 @@ export async function deletionStatus(ctx: Context, userId: number, id: number): 
  * rolled back and the request is marked FAILURE; if even that cannot be written (database gone), the
  * job throws and the queue retries it later.
  */
-export async function performDeletion(ctx: Pick<Context, 'db' | 'logger'>, deletionId: number): Promise<void> {
+export async function performDeletion(db: Db, logger: Logger, deletionId: number): Promise<void> {
   try {
-    await withTransaction(ctx.db, async (tx) => {
+    await withTransaction(db, async (tx) => {
       const d = await repo.lockDeletion(tx, deletionId);
       if (!d || d.status !== 'PENDING') return;
       const stamp = await takeChangeStamp(tx, d.user_id);
@@ -52,7 +56,18 @@ export async function performDeletion(ctx: Pick<Context, 'db' | 'logger'>, delet
     });
   } catch (err) {
     if (isDatabaseUnavailable(err)) throw err;
-    ctx.logger.error({ err, deletionId }, 'deletion failed');
-    await repo.finishDeletion(ctx.db, deletionId, 'FAILURE', 'Deletion failed; the subscription was left unchanged');
+    logger.error({ err, deletionId }, 'deletion failed');
+    await repo.finishDeletion(db, deletionId, 'FAILURE', 'Deletion failed; the subscription was left unchanged');
   }
 }
+
+/** Deletion requests accepted and not yet processed (a metric). */
+export const countPending = (db: Queryable): Promise<number> => repo.countPending(db);
+
+export const deletionTasks = (db: Db, logger: Logger): TaskList => ({
+  tasks: {
+    [DELETE_TASK]: async (payload) => {
+      await performDeletion(db, logger, (payload as { deletionId: number }).deletionId);
+    },
+  },
+});

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationFailed } from './errors';
+import { BadRequest, ValidationFailed } from './errors';
 
 function describe(issue: z.core.$ZodIssue | undefined): string | undefined {
   if (!issue) return undefined;
@@ -11,5 +11,19 @@ function describe(issue: z.core.$ZodIssue | undefined): string | undefined {
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const r = schema.safeParse(body);
   if (!r.success) throw new ValidationFailed(describe(r.error.issues[0]));
+  return r.data;
+}
+
+/** Parses query parameters with the schema that documents them; a bad one is a 400 with the schema's message. */
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {
+  const r = schema.safeParse(query);
+  if (!r.success) throw new BadRequest(r.error.issues[0]?.message ?? 'Invalid query');
+  return r.data;
+}
+
+/** Parses path parameters with the schema that documents them; a bad one is the contract's 405. */
+export function parsePath<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
+  const r = schema.safeParse(params);
+  if (!r.success) throw new ValidationFailed(r.error.issues[0]?.message);
   return r.data;
 }

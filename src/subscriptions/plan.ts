@@ -1,10 +1,14 @@
-import type { Match } from './repo';
-
-/** A valid item of a POST, after URL and guid checks. */
+/** A valid feed of a POST, after the URL and guid checks. */
 export type Item = { feedUrl: string; key: string; hash: string; guid: string; explicitGuid: boolean };
 
-/** The record an item ends up in: an existing one (id) or a new one. */
-export type Slot = {
+/** A record of the user that an item's guid or URL names: its id and current guid. */
+export type Hit = { id: number; guid: string };
+
+/** What the database knows of an item: the record with its guid (any of a chain), the one with its URL. */
+export type Match = { byGuid: Hit | null; byUrl: Hit | null };
+
+/** The record an item lands in, as it will be once the request is written: an existing one (id) or a new one. */
+export type Target = {
   id: number | undefined;
   /** The record's current guid, once this request is done. */
   guid: string;
@@ -19,21 +23,26 @@ export type Slot = {
   otherUrls: { hash: string; feedUrl: string }[];
 };
 
+export type Plan = {
+  /** Each record the request writes, once. */
+  targets: Target[];
+  /** The record of each item, in item order. */
+  targetOf: Target[];
+};
+
 /**
  * Decides, without touching the database, what a POST does: for each item in request order the record
  * it lands in. Matching is by guid first (any guid of a chain), then by normalised URL (any URL the
  * record had), against the user's records and the records this request creates before it. A guid the
  * client sends is authoritative: a record found by URL with another guid takes the client's guid.
  */
-export type Plan = { slots: Slot[]; itemSlots: Slot[] };
-
 export function planUpsert(items: Item[], matches: Match[]): Plan {
-  const byGuid = new Map<string, Slot>();
-  const byKey = new Map<string, Slot>();
-  const byId = new Map<number, Slot>();
-  const slots: Slot[] = [];
-  const newSlot = (id: number | undefined, guid: string, item: Item): Slot => {
-    const slot: Slot = {
+  const byGuid = new Map<string, Target>();
+  const byKey = new Map<string, Target>();
+  const byId = new Map<number, Target>();
+  const targets: Target[] = [];
+  const newTarget = (id: number | undefined, guid: string, item: Item): Target => {
+    const target: Target = {
       id,
       guid,
       feedUrl: item.feedUrl,
@@ -42,38 +51,42 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
       earlierGuids: [],
       otherUrls: [],
     };
-    byGuid.set(guid, slot);
-    slots.push(slot);
-    if (id !== undefined) byId.set(id, slot);
-    return slot;
+    byGuid.set(guid, target);
+    targets.push(target);
+    if (id !== undefined) byId.set(id, target);
+    return target;
   };
-  const existing = (id: number, guid: string, item: Item) => byId.get(id) ?? newSlot(id, guid, item);
+  const existing = (hit: Hit, item: Item) => byId.get(hit.id) ?? newTarget(hit.id, hit.guid, item);
 
-  const itemSlots = items.map((item, i) => {
+  const targetOf = items.map((item, i) => {
     const m = matches[i]!;
-    let slot = byGuid.get(item.guid) ?? (m.guidSid !== null ? existing(m.guidSid, m.guidSidGuid!, item) : undefined);
-    if (slot) {
+    let target = byGuid.get(item.guid) ?? (m.byGuid ? existing(m.byGuid, item) : undefined);
+    if (target) {
       // Found by a guid of its chain: an earlier guid resolves to the record and changes nothing.
-      byGuid.set(item.guid, slot);
+      byGuid.set(item.guid, target);
     } else {
-      slot = byKey.get(item.key) ?? (m.urlSid !== null ? existing(m.urlSid, m.urlSidGuid!, item) : undefined);
-      if (!slot) {
-        slot = newSlot(undefined, item.guid, item);
-        byKey.set(item.key, slot);
+      target = byKey.get(item.key) ?? (m.byUrl ? existing(m.byUrl, item) : undefined);
+      if (!target) {
+        target = newTarget(undefined, item.guid, item);
+        byKey.set(item.key, target);
       } else if (item.explicitGuid) {
-        slot.earlierGuids.push(slot.guid);
-        slot.guid = item.guid;
-        slot.guidChanged = true;
-        byGuid.set(item.guid, slot);
+        target.earlierGuids.push(target.guid);
+        target.guid = item.guid;
+        target.guidChanged = true;
+        byGuid.set(item.guid, target);
       }
     }
-    slot.feedUrl = item.feedUrl;
+    target.feedUrl = item.feedUrl;
     if (!byKey.has(item.key)) {
-      byKey.set(item.key, slot);
+      byKey.set(item.key, target);
       // A URL another record already has stays that record's: this one only shows it.
-      if (m.urlSid === null) slot.otherUrls.push({ hash: item.hash, feedUrl: item.feedUrl });
+      if (!m.byUrl) target.otherUrls.push({ hash: item.hash, feedUrl: item.feedUrl });
     }
-    return slot;
+    return target;
   });
-  return { slots, itemSlots };
+  return { targets, targetOf };
 }
+
+/** Whether the plan only creates records, each with one guid and one URL: the common POST of new feeds. */
+export const onlyCreates = (plan: Plan): boolean =>
+  plan.targets.every((t) => t.id === undefined && t.earlierGuids.length === 0 && t.otherUrls.length === 0);

@@ -1,5 +1,10 @@
 import { arrayLiteral, type ArrayElement } from '../db/array-literal';
+import { NEXT_STAMP } from '../db/change-stamp';
 import type { Queryable } from '../db/pool';
+import { missingUser } from '../errors';
+import type { Match } from './plan';
+
+// Hot statements are named: pg prepares them once per connection, so they are not planned again each time.
 
 export type SubscriptionRow = {
   id: number;
@@ -16,23 +21,7 @@ export type SubscriptionRow = {
 const COLUMNS =
   's.id, s.guid, s.feed_url, s.url_hash, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
 
-// Hot statements are named: pg prepares them once per connection, so they are not planned again each time.
-
-/** A record found by a guid or a URL: its id and current guid. */
-export type Match = {
-  guidSid: number | null;
-  guidSidGuid: string | null;
-  urlSid: number | null;
-  urlSidGuid: string | null;
-};
-
-/**
- * For each (guid, url hash) pair of $2 and $3, the user's record that has that guid (current or earlier)
- * and the one that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so a few index
- * probes per item however many records the user has; most users have no earlier guids or other URLs,
- * and then the history tables are not probed per item at all.
- */
-/** Whether user $1 has any earlier guid or other URL (most have none). */
+/** SQL: whether user $1 has any earlier guid or other URL. Most have none, and then no history is probed. */
 const HAS_HISTORY = `(EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
                    OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1))`;
 
@@ -41,72 +30,69 @@ function columns<T extends Record<K, ArrayElement>, K extends keyof T>(rows: T[]
   return keys.map((k) => arrayLiteral(rows.map((r) => r[k])));
 }
 
-const MATCHES = `
-  h AS (SELECT ${HAS_HISTORY} AS has_history),
-  m AS (
-    SELECT i.ord, g.id AS guid_sid, g.guid AS guid_sid_guid, u.id AS url_sid, u.guid AS url_sid_guid
-      FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS i (guid, url_hash, ord)
-      LEFT JOIN LATERAL (
-        SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = i.guid
-        UNION ALL
-        SELECT s.id, s.guid FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-         WHERE x.user_id = $1 AND x.guid = i.guid AND (SELECT has_history FROM h)
-        LIMIT 1) g ON true
-      LEFT JOIN LATERAL (
-        SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = i.url_hash
-        UNION ALL
-        SELECT s.id, s.guid FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-         WHERE x.user_id = $1 AND x.url_hash = i.url_hash AND (SELECT has_history FROM h)
-        LIMIT 1) u ON true)`;
-
 type MatchRow = {
-  version: Date;
-  guid_sid: number | null;
-  guid_sid_guid: string | null;
-  url_sid: number | null;
-  url_sid_guid: string | null;
+  last_change: Date;
+  by_guid_id: number | null;
+  by_guid_guid: string | null;
+  by_url_id: number | null;
+  by_url_guid: string | null;
 };
 
-/** What the matches were read against: the user's last change stamp at that moment. */
-export type Matches = { version: Date; matches: Match[] };
+/** The matches of a POST's items, and the user's last change stamp they were read at. */
+export type Matches = { lastChange: Date; matches: Match[] };
 
-function toMatches(rows: MatchRow[], userId: number): Matches {
-  const version = rows[0]?.version;
-  if (!version) throw new Error(`user ${userId} does not exist`);
-  const matches = rows.map((x) => ({
-    guidSid: x.guid_sid,
-    guidSidGuid: x.guid_sid_guid,
-    urlSid: x.url_sid,
-    urlSidGuid: x.url_sid_guid,
-  }));
-  return { version, matches };
-}
-
+/**
+ * For each (guid, url hash) pair of $2 and $3, the user's record that has that guid (current or earlier)
+ * and the one that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so a few index
+ * probes per item however many records the user has.
+ */
 export async function findMatches(db: Queryable, userId: number, guids: string[], hashes: string[]): Promise<Matches> {
   const r = await db.query<MatchRow>({
     name: 'find-matches',
-    text: `WITH ${MATCHES}
-     SELECT (SELECT last_change FROM users WHERE id = $1) AS version, m.* FROM m ORDER BY m.ord`,
+    text: `WITH history AS (SELECT ${HAS_HISTORY} AS exists)
+     SELECT (SELECT last_change FROM users WHERE id = $1) AS last_change,
+            by_guid.id AS by_guid_id, by_guid.guid AS by_guid_guid, by_url.id AS by_url_id, by_url.guid AS by_url_guid
+       FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
+       LEFT JOIN LATERAL (
+         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = item.guid
+         UNION ALL
+         SELECT s.id, s.guid FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+          WHERE x.user_id = $1 AND x.guid = item.guid AND (SELECT exists FROM history)
+         LIMIT 1) by_guid ON true
+       LEFT JOIN LATERAL (
+         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = item.url_hash
+         UNION ALL
+         SELECT s.id, s.guid FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+          WHERE x.user_id = $1 AND x.url_hash = item.url_hash AND (SELECT exists FROM history)
+         LIMIT 1) by_url ON true
+      ORDER BY item.ord`,
     values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
   });
-  return toMatches(r.rows, userId);
+  const lastChange = r.rows[0]?.last_change;
+  if (!lastChange) throw missingUser(userId);
+  const matches = r.rows.map((x) => ({
+    byGuid: x.by_guid_id === null ? null : { id: x.by_guid_id, guid: x.by_guid_guid! },
+    byUrl: x.by_url_id === null ? null : { id: x.by_url_id, guid: x.by_url_guid! },
+  }));
+  return { lastChange, matches };
 }
 
-/** The change stamp for a write, taken under the user's row lock only if nothing changed since `version`. */
-const STAMP_IF_UNCHANGED = `UPDATE users
-     SET last_change = greatest(date_trunc('milliseconds', clock_timestamp()), last_change + interval '1 millisecond')
-   WHERE id = $1 AND last_change = (SELECT last_change FROM v)`;
+/** SQL (CTE `stamp`): the change stamp for a write, taken only if the user's last change is still `seen`'s. */
+const STAMP_IF_UNCHANGED = `UPDATE users SET last_change = ${NEXT_STAMP}
+   WHERE id = $1 AND last_change = (SELECT last_change FROM seen)
+   RETURNING last_change AS at`;
 
+/** SQL (CTE `created`): new records from four arrays starting at parameter $p, stamped with `stamp`. */
 const INSERT_CREATED = (
   p: number,
 ) => `INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed, guid_changed)
-    SELECT $1, t.guid, t.feed_url, t.url_hash, true, stamp.at, CASE WHEN t.guid_changed THEN stamp.at END
+    SELECT $1, new.guid, new.feed_url, new.url_hash, true, stamp.at, CASE WHEN new.guid_changed THEN stamp.at END
       FROM stamp CROSS JOIN unnest($${p}::uuid[], $${p + 1}::text[], $${p + 2}::uuid[], $${p + 3}::bool[]) WITH ORDINALITY
-           AS t (guid, feed_url, url_hash, guid_changed, ord)
-     ORDER BY t.ord`;
+           AS new (guid, feed_url, url_hash, guid_changed, ord)
+     ORDER BY new.ord`;
 
-/** A record named by an id (existing) or by its guid (created by the same statement). */
-export type RecordRef = { sid: number | null; slotGuid: string | null };
+/** A record named by its id, or, for one the same statement creates, by its guid. */
+export type RecordRef = { id: number | null; newGuid: string | null };
 
 export type SubscribeWrite = {
   created: { guid: string; feedUrl: string; urlHash: string; guidChanged: boolean }[];
@@ -141,13 +127,13 @@ export async function insertIfAllNew(
 ): Promise<Date | undefined> {
   const r = await db.query<{ at: Date | null }>({
     name: 'insert-if-all-new',
-    text: `WITH v AS (SELECT last_change FROM users WHERE id = $1),
+    text: `WITH seen AS (SELECT last_change FROM users WHERE id = $1),
        known AS (
          SELECT CASE WHEN ${HAS_HISTORY}
                 THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
                   OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
                 ELSE false END AS hit),
-       stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
+       stamp AS (${STAMP_IF_UNCHANGED}),
        created AS (${INSERT_CREATED(2)})
      SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
     values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged')],
@@ -158,110 +144,132 @@ export async function insertIfAllNew(
 /**
  * Everything a POST writes, in one statement (so one transaction): the user's change stamp, new records,
  * re-subscribed records and their guid and URL history. It is a compare-and-set: the stamp is taken,
- * under the user's row lock, only if the user's last change is still `version` (what the matches were
- * read against); otherwise nothing is written and undefined is returned, and the caller plans again.
+ * under the user's row lock, only if the user's last change is still `lastChange` (what the matches were
+ * read at); otherwise nothing is written and undefined is returned, and the caller plans again.
  * A new feed costs one row in subscriptions and nothing else.
  */
 export async function writeSubscriptions(
   tx: Queryable,
   userId: number,
-  version: Date,
+  lastChange: Date,
   w: SubscribeWrite,
 ): Promise<Date | undefined> {
   const r = await tx.query<{ at: Date }>({
     name: 'write-subscriptions',
-    text: `WITH v AS (SELECT $2::timestamptz AS last_change),
-       stamp AS (${STAMP_IF_UNCHANGED} RETURNING last_change AS at),
+    text: `WITH seen AS (SELECT $2::timestamptz AS last_change),
+       stamp AS (${STAMP_IF_UNCHANGED}),
        created AS (${INSERT_CREATED(3)} RETURNING id, guid),
        resubscribed AS (
          UPDATE subscriptions s
-            SET feed_url = t.feed_url, guid = t.guid, is_subscribed = true, deleted = NULL, subscription_changed = stamp.at,
-                guid_changed = CASE WHEN t.guid_changed THEN stamp.at ELSE s.guid_changed END
-           FROM stamp CROSS JOIN unnest($7::bigint[], $8::uuid[], $9::text[], $10::bool[]) AS t (id, guid, feed_url, guid_changed)
-          WHERE s.user_id = $1 AND s.id = t.id),
-       guids AS (
+            SET feed_url = again.feed_url, guid = again.guid, is_subscribed = true, deleted = NULL,
+                subscription_changed = stamp.at,
+                guid_changed = CASE WHEN again.guid_changed THEN stamp.at ELSE s.guid_changed END
+           FROM stamp CROSS JOIN unnest($7::bigint[], $8::uuid[], $9::text[], $10::bool[]) AS again (id, guid, feed_url, guid_changed)
+          WHERE s.user_id = $1 AND s.id = again.id),
+       earlier_guids AS (
          INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
-         SELECT $1, a.guid, coalesce(a.sid, c.id), stamp.at
-           FROM stamp CROSS JOIN unnest($11::bigint[], $12::uuid[], $13::uuid[]) WITH ORDINALITY AS a (sid, slot_guid, guid, ord)
-           LEFT JOIN created c ON c.guid = a.slot_guid
-          ORDER BY a.ord),
-       urls AS (
+         SELECT $1, earlier.guid, coalesce(earlier.id, c.id), stamp.at
+           FROM stamp CROSS JOIN unnest($11::bigint[], $12::uuid[], $13::uuid[]) WITH ORDINALITY AS earlier (id, new_guid, guid, ord)
+           LEFT JOIN created c ON c.guid = earlier.new_guid
+          ORDER BY earlier.ord),
+       other_urls AS (
          INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
-         SELECT $1, a.url_hash, coalesce(a.sid, c.id), a.feed_url
-           FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::uuid[], $17::text[]) AS a (sid, slot_guid, url_hash, feed_url)
-           LEFT JOIN created c ON c.guid = a.slot_guid)
+         SELECT $1, other.url_hash, coalesce(other.id, c.id), other.feed_url
+           FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::uuid[], $17::text[]) AS other (id, new_guid, url_hash, feed_url)
+           LEFT JOIN created c ON c.guid = other.new_guid)
      SELECT at FROM stamp`,
     values: [
       userId,
-      version,
+      lastChange,
       ...columns(w.created, 'guid', 'feedUrl', 'urlHash', 'guidChanged'),
       ...columns(w.resubscribed, 'id', 'guid', 'feedUrl', 'guidChanged'),
-      ...columns(w.earlierGuids, 'sid', 'slotGuid', 'guid'),
-      ...columns(w.otherUrls, 'sid', 'slotGuid', 'hash', 'feedUrl'),
+      ...columns(w.earlierGuids, 'id', 'newGuid', 'guid'),
+      ...columns(w.otherUrls, 'id', 'newGuid', 'hash', 'feedUrl'),
     ],
   });
   return r.rows[0]?.at;
 }
 
-/** What a client sees of a record. */
-export type RecordFields = Pick<
-  SubscriptionRow,
-  'guid' | 'feed_url' | 'is_subscribed' | 'subscription_changed' | 'guid_changed' | 'deleted'
->;
-export type ListedRow = RecordFields & { id: number; shown_guid: string };
+/** A record as listed: its fields and the guid it had at `since` (shown_guid). */
+export type ListedRow = Omit<SubscriptionRow, 'url_hash' | 'changed'> & { shown_guid: string };
 export type ListResult = { lastChange: Date; total: number; rows: ListedRow[] };
+type ListRow = Omit<ListedRow, 'id'> & { id: number | null; last_change: Date; total: number };
+
+function listResult(userId: number, rows: ListRow[]): ListResult {
+  const first = rows[0];
+  if (!first) throw missingUser(userId);
+  return {
+    lastChange: first.last_change,
+    total: first.total,
+    rows: rows.filter((x): x is ListRow & ListedRow => x.id !== null),
+  };
+}
 
 /**
- * One page of the user's records changed after `since` (all records without it), in creation order,
- * with the total and the user's last change stamp, all read in one statement (one snapshot).
- * shown_guid is the guid the record had at `since`: the current one if it had it by then, else the
- * earlier guid that was replaced first after `since` (without `since`, or for a record made after it,
- * that is its first guid).
- *
- * Without `since`, the page's first id is found past `offset` entries of the primary key by an
- * index-only scan, and only the page's own rows are read from the table. With OFFSET on the rows
- * themselves, every skipped record was a table read: for a user whose records were added over time and
- * lie spread across the table, the 20th page of 50 cost a thousand page reads instead of fifty.
- * A since-sync usually finds a few changes through (user_id, changed), and keeps its OFFSET.
+ * One page of all the user's records, in creation order, with the total and the user's last change
+ * stamp, read in one statement (one snapshot). The page's first id is found past `offset` entries of the
+ * primary key by an index-only scan, and only the page's own rows are read from the table: with OFFSET
+ * on the rows themselves, every skipped record was a table read, and for a user whose records lie spread
+ * across the table the 20th page of 50 cost a thousand page reads instead of fifty. The LEFT JOIN keeps
+ * the user's row when the page is empty. Without `since`, every record shows its first guid.
  */
-export async function listPage(
+export async function listPage(db: Queryable, userId: number, limit: number, offset: number): Promise<ListResult> {
+  const r = await db.query<ListRow>({
+    name: 'list-page',
+    text: `SELECT u.last_change, c.total, p.*
+       FROM users u
+      CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id) c
+       LEFT JOIN LATERAL (
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
+                CASE WHEN s.guid_changed IS NULL THEN s.guid ELSE coalesce(
+                  (SELECT x.guid FROM subscription_guids x
+                    WHERE x.user_id = s.user_id AND x.subscription_id = s.id
+                    ORDER BY x.replaced_at, x.seq LIMIT 1),
+                  s.guid) END AS shown_guid
+           FROM subscriptions s
+          WHERE s.user_id = u.id
+            AND s.id >= (SELECT k.id FROM subscriptions k WHERE k.user_id = u.id ORDER BY k.id LIMIT 1 OFFSET $3)
+          ORDER BY s.id
+          LIMIT $2) p ON true
+      WHERE u.id = $1`,
+    values: [userId, limit, offset],
+  });
+  return listResult(userId, r.rows);
+}
+
+/**
+ * One page of the user's records changed after `since`, like listPage. A since-sync usually finds a few
+ * changes through (user_id, changed), and skips earlier pages with OFFSET. shown_guid is the guid the
+ * record had at `since`: the current one if it had it by then, else the earlier guid that was replaced
+ * first after `since`.
+ */
+export async function listPageSince(
   db: Queryable,
   userId: number,
-  since: Date | undefined,
+  since: Date,
   limit: number,
   offset: number,
 ): Promise<ListResult> {
-  const changedAfter = since ? 'AND s.changed > $2' : '';
-  // Which rows of the user are on the page, and how the ones before it are skipped.
-  const [onPage, skip] = since
-    ? [changedAfter, 'OFFSET $4']
-    : ['AND s.id >= (SELECT k.id FROM subscriptions k WHERE k.user_id = u.id ORDER BY k.id LIMIT 1 OFFSET $4)', ''];
-  const r = await db.query<Omit<ListedRow, 'id'> & { last_change: Date; total: number; id: number | null }>({
-    name: since ? 'list-page-since' : 'list-page',
+  const r = await db.query<ListRow>({
+    name: 'list-page-since',
     text: `SELECT u.last_change, c.total, p.*
        FROM users u
-      CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id ${changedAfter}) c
+      CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id AND s.changed > $2) c
        LEFT JOIN LATERAL (
          SELECT s.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
                 CASE WHEN s.guid_changed IS NULL OR s.guid_changed <= $2 THEN s.guid ELSE coalesce(
                   (SELECT x.guid FROM subscription_guids x
-                    WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.replaced_at > coalesce($2, '-infinity')
+                    WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.replaced_at > $2
                     ORDER BY x.replaced_at, x.seq LIMIT 1),
                   s.guid) END AS shown_guid
            FROM subscriptions s
-          WHERE s.user_id = u.id ${onPage}
+          WHERE s.user_id = u.id AND s.changed > $2
           ORDER BY s.id
-          LIMIT $3 ${skip}) p ON true
+          LIMIT $3 OFFSET $4) p ON true
       WHERE u.id = $1`,
-    values: [userId, since ?? null, limit, offset],
+    values: [userId, since, limit, offset],
   });
-  const first = r.rows[0];
-  if (!first) throw new Error(`user ${userId} does not exist`);
-  return {
-    lastChange: first.last_change,
-    total: first.total,
-    rows: r.rows.filter((x): x is ListedRow & { last_change: Date; total: number } => x.id !== null),
-  };
+  return listResult(userId, r.rows);
 }
 
 /** The record that has this guid, now or earlier; current tells which. */
@@ -297,13 +305,13 @@ export async function findUrlOwner(db: Queryable, userId: number, hash: string):
 export async function addOtherUrl(
   tx: Queryable,
   userId: number,
-  sid: number,
+  id: number,
   hash: string,
   feedUrl: string,
 ): Promise<void> {
   await tx.query(
     'INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url) VALUES ($1, $2, $3, $4)',
-    [userId, hash, sid, feedUrl],
+    [userId, hash, id, feedUrl],
   );
 }
 
@@ -311,13 +319,13 @@ export async function addOtherUrl(
 export async function addEarlierGuid(
   tx: Queryable,
   userId: number,
-  sid: number,
+  id: number,
   guid: string,
   replacedAt: Date,
 ): Promise<void> {
   await tx.query(
     'INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at) VALUES ($1, $2, $3, $4)',
-    [userId, guid, sid, replacedAt],
+    [userId, guid, id, replacedAt],
   );
 }
 
@@ -325,19 +333,17 @@ export async function removeEarlierGuid(tx: Queryable, userId: number, guid: str
   await tx.query('DELETE FROM subscription_guids WHERE user_id = $1 AND guid = $2', [userId, guid]);
 }
 
-export async function updateRecord(
-  tx: Queryable,
-  userId: number,
-  id: number,
-  set: {
-    feedUrl: string;
-    guid: string;
-    isSubscribed: boolean;
-    subscriptionChanged: Date;
-    guidChanged: Date | null;
-    deleted: Date | null;
-  },
-): Promise<void> {
+/** A record's fields that a change sets. */
+export type RecordState = {
+  feedUrl: string;
+  guid: string;
+  isSubscribed: boolean;
+  subscriptionChanged: Date;
+  guidChanged: Date | null;
+  deleted: Date | null;
+};
+
+export async function updateRecord(tx: Queryable, userId: number, id: number, set: RecordState): Promise<void> {
   await tx.query(
     `UPDATE subscriptions SET feed_url = $3, guid = $4, is_subscribed = $5, subscription_changed = $6, guid_changed = $7, deleted = $8
       WHERE user_id = $1 AND id = $2`,
@@ -357,9 +363,9 @@ export async function mergeInto(
   stamp: Date,
 ): Promise<void> {
   await tx.query(
-    `WITH g AS (UPDATE subscription_guids SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
-          u AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
-          d AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
+    `WITH guids AS (UPDATE subscription_guids SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          urls AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          deletion_requests AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
      SELECT 1`,
     [userId, from.id, into],
   );

@@ -1,24 +1,40 @@
-import type { Context } from '../context';
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
-import { withTransaction, type Queryable } from '../db/pool';
-import { Gone, NotFound, ValidationFailed } from '../http/errors';
-import { iso } from '../http/timestamps';
-import type { ListQuery } from './list-query';
-import { planUpsert, type Item, type Plan, type Slot } from './plan';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { Deleted, InvalidInput, NotFound } from '../errors';
+import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './plan';
 import * as repo from './repo';
-import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
+import { checkFeedUrl, parseGuid, podcastGuid, urlHash, type FeedUrlProblem } from './urls';
 
-export type Success = { feed_url: string; guid: string; is_subscribed: true; subscription_changed: string };
-export type Failure = { feed_url: string; message: string };
+/** A feed to subscribe to, as a client names it. */
+export type FeedInput = { url: string; guid?: string | undefined };
 
-/** Checks one requested feed; a string is the failure message. */
-function checkItem(input: { feed_url: string; guid?: string | undefined }): Item | string {
-  const url = checkFeedUrl(input.feed_url);
-  if (!url.ok) return url.message;
+/** What became of one feed of a subscribe call. */
+export type Outcome =
+  { ok: true; url: string; guid: string } | { ok: false; url: string; reason: FeedUrlProblem | 'Invalid guid' };
+
+/** A record as a client sees it, named by the guid it was asked for (or had at `since`). */
+export type SubscriptionRecord = {
+  feedUrl: string;
+  /** The guid the record is shown under: asked for, or the one it had at `since`. */
+  guid: string;
+  /** The newest guid of the record's chain. */
+  currentGuid: string;
+  isSubscribed: boolean;
+  subscriptionChanged: Date;
+  guidChanged: Date | null;
+  deleted: Date | null;
+};
+
+// Subscribing.
+
+/** Checks one requested feed: an item to plan, or the reason it is refused. */
+function checkFeed(input: FeedInput): Item | Outcome {
+  const url = checkFeedUrl(input.url);
+  if (!url.ok) return { ok: false, url: input.url, reason: url.problem };
   let guid: string | undefined;
   if (input.guid !== undefined) {
     guid = parseGuid(input.guid);
-    if (!guid) return 'Invalid guid';
+    if (!guid) return { ok: false, url: input.url, reason: 'Invalid guid' };
   }
   return {
     feedUrl: url.feedUrl,
@@ -29,225 +45,268 @@ function checkItem(input: { feed_url: string; guid?: string | undefined }): Item
   };
 }
 
+const isItem = (x: Item | Outcome): x is Item => !('ok' in x);
+
+/** The rows a plan writes; a new record is named by its guid until the database gives it an id. */
+function writesOf({ targets }: Plan): repo.SubscribeWrite {
+  const ref = (t: Target) => (t.id === undefined ? { id: null, newGuid: t.guid } : { id: t.id, newGuid: null });
+  return {
+    created: targets
+      .filter((t) => t.id === undefined)
+      .map((t) => ({ guid: t.guid, feedUrl: t.feedUrl, urlHash: t.urlHash, guidChanged: t.guidChanged })),
+    resubscribed: targets
+      .filter((t) => t.id !== undefined)
+      .map((t) => ({ id: t.id!, guid: t.guid, feedUrl: t.feedUrl, guidChanged: t.guidChanged })),
+    earlierGuids: targets.flatMap((t) => t.earlierGuids.map((guid) => ({ ...ref(t), guid }))),
+    otherUrls: targets.flatMap((t) => t.otherUrls.map((u) => ({ ...ref(t), ...u }))),
+  };
+}
+
+type Written = { plan: Plan; at: Date };
+
 /**
- * Subscribes the user to each feed, in one transaction with a constant number of statements whatever
- * the number of feeds. Every item gets one success or failure entry, in request order.
+ * Most POSTs add feeds the user does not have: one statement inserts them if that is so, and fails as a
+ * whole if any exists (then undefined). Only a plan that creates plain records qualifies: one where two
+ * items of the request land in one record writes history, which needs the general write.
  */
-export async function subscribe(
-  ctx: Context,
-  userId: number,
-  inputs: { feed_url: string; guid?: string | undefined }[],
-): Promise<{ success: Success[]; failure: Failure[] }> {
-  const checked = inputs.map(checkItem);
-  const failure: Failure[] = [];
-  const items: Item[] = [];
-  checked.forEach((c, i) => {
-    if (typeof c === 'string') failure.push({ feed_url: inputs[i]!.feed_url, message: c });
-    else items.push(c);
-  });
-  if (items.length === 0) return { success: [], failure };
-
-  const respond = (plan: Plan, at: Date) => {
-    const changed = iso(at);
-    const success = items.map((item, i) => ({
-      feed_url: item.feedUrl,
-      guid: plan.itemSlots[i]!.guid,
-      is_subscribed: true as const,
-      subscription_changed: changed,
-    }));
-    return { success, failure };
-  };
-
-  // Most POSTs add feeds the user does not have: one statement inserts them if that is so.
-  const allNew = planUpsert(
+async function insertAllNew(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+  const plan = planUpsert(
     items,
-    items.map(() => NO_MATCH),
+    items.map(() => ({ byGuid: null, byUrl: null })),
   );
-  if (allNew.slots.every((s) => s.earlierGuids.length === 0 && s.otherUrls.length === 0)) {
-    const at = await repo.insertIfAllNew(ctx.db, userId, writeOf(allNew).created).catch((err: unknown) => {
-      if (repo.isExistingFeed(err)) return undefined;
-      throw err;
-    });
-    if (at) return respond(allNew, at);
-  }
-  // Otherwise plan against the matches and write if no other write of this user came in between (a
-  // compare-and-set on the user's change stamp); if other writers keep winning, plan under the lock,
-  // where the compare-and-set cannot fail.
-  const matchAndWrite = async (db: Queryable) => {
-    const read = await repo.findMatches(
-      db,
-      userId,
-      items.map((x) => x.guid),
-      items.map((x) => x.hash),
-    );
-    const plan = planUpsert(items, read.matches);
-    const at = await repo.writeSubscriptions(db, userId, read.version, writeOf(plan));
-    return at && respond(plan, at);
-  };
-  for (let i = 0; i < 2; i++) {
-    const written = await matchAndWrite(ctx.db);
-    if (written) return written;
-  }
-  return withTransaction(ctx.db, async (tx) => {
+  if (!onlyCreates(plan)) return undefined;
+  const at = await repo.insertIfAllNew(db, userId, writesOf(plan).created).catch((err: unknown) => {
+    if (repo.isExistingFeed(err)) return undefined;
+    throw err;
+  });
+  return at && { plan, at };
+}
+
+/**
+ * Plans against the records the items match and writes, if no other write of this user came in between
+ * (a compare-and-set on the user's change stamp); undefined if one did.
+ */
+async function matchAndWrite(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+  const found = await repo.findMatches(
+    db,
+    userId,
+    items.map((x) => x.guid),
+    items.map((x) => x.hash),
+  );
+  const plan = planUpsert(items, found.matches);
+  const at = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
+  return at && { plan, at };
+}
+
+/** matchAndWrite under the user's lock, where the compare-and-set cannot fail: for when others keep winning. */
+function matchAndWriteLocked(db: Db, userId: number, items: Item[]): Promise<Written> {
+  return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
-    const written = await matchAndWrite(tx);
+    const written = await matchAndWrite(tx, userId, items);
     if (!written) throw new Error('the user changed under its own row lock');
     return written;
   });
 }
 
-const NO_MATCH: repo.Match = { guidSid: null, guidSidGuid: null, urlSid: null, urlSidGuid: null };
+/**
+ * Subscribes the user to each feed, in one transaction with a constant number of statements whatever
+ * the number of feeds. Every input gets one outcome, in input order; changedAt is the stamp of the
+ * change (undefined when every feed was refused and nothing was written).
+ */
+export async function subscribe(
+  db: Db,
+  userId: number,
+  feeds: FeedInput[],
+): Promise<{ changedAt: Date | undefined; outcomes: Outcome[] }> {
+  const checked = feeds.map(checkFeed);
+  const items = checked.filter(isItem);
+  if (items.length === 0) return { changedAt: undefined, outcomes: checked as Outcome[] };
+  const written =
+    (await insertAllNew(db, userId, items)) ??
+    (await matchAndWrite(db, userId, items)) ??
+    (await matchAndWrite(db, userId, items)) ??
+    (await matchAndWriteLocked(db, userId, items));
+  let next = 0;
+  const outcomes = checked.map((c): Outcome => {
+    if (!isItem(c)) return c;
+    return { ok: true, url: c.feedUrl, guid: written.plan.targetOf[next++]!.guid };
+  });
+  return { changedAt: written.at, outcomes };
+}
 
-/** The rows a plan writes; a new record is named by its guid until the database gives it an id. */
-function writeOf({ slots }: Plan): repo.SubscribeWrite {
-  const ref = (s: Slot) => (s.id === undefined ? { sid: null, slotGuid: s.guid } : { sid: s.id, slotGuid: null });
+// Reading.
+
+function recordOf(row: repo.ListedRow | repo.SubscriptionRow, shown: string): SubscriptionRecord {
   return {
-    created: slots
-      .filter((s) => s.id === undefined)
-      .map((s) => ({ guid: s.guid, feedUrl: s.feedUrl, urlHash: s.urlHash, guidChanged: s.guidChanged })),
-    resubscribed: slots
-      .filter((s) => s.id !== undefined)
-      .map((s) => ({ id: s.id!, guid: s.guid, feedUrl: s.feedUrl, guidChanged: s.guidChanged })),
-    earlierGuids: slots.flatMap((s) => s.earlierGuids.map((guid) => ({ ...ref(s), guid }))),
-    otherUrls: slots.flatMap((s) => s.otherUrls.map((u) => ({ ...ref(s), ...u }))),
+    feedUrl: row.feed_url,
+    guid: shown,
+    currentGuid: row.guid,
+    isSubscribed: row.is_subscribed,
+    subscriptionChanged: row.subscription_changed,
+    guidChanged: row.guid_changed,
+    deleted: row.deleted,
   };
 }
 
-export type RecordOut = {
-  feed_url: string;
-  guid: string;
-  is_subscribed: boolean;
-  subscription_changed?: string;
-  new_guid?: string;
-  guid_changed?: string;
-  deleted?: string;
+/**
+ * A page of the user's records changed after `since` (all records without it), in creation order, the
+ * number of such records, and the user's last change stamp (what a client sends back as `since`).
+ */
+export async function listChanges(
+  db: Queryable,
+  userId: number,
+  { since, page, perPage }: { since?: Date | undefined; page: number; perPage: number },
+): Promise<{ lastChange: Date; total: number; records: SubscriptionRecord[] }> {
+  const offset = (page - 1) * perPage;
+  const r = since
+    ? await repo.listPageSince(db, userId, since, perPage, offset)
+    : await repo.listPage(db, userId, perPage, offset);
+  return { lastChange: r.lastChange, total: r.total, records: r.rows.map((row) => recordOf(row, row.shown_guid)) };
+}
+
+/** The record with this guid (any of its chain) that is not deleted. */
+async function liveRecord(db: Queryable, userId: number, guid: string) {
+  const row = await repo.findByGuid(db, userId, guid);
+  if (!row) throw new NotFound();
+  if (row.deleted) throw new Deleted();
+  return row;
+}
+
+export async function getRecord(db: Queryable, userId: number, guid: string): Promise<SubscriptionRecord> {
+  return recordOf(await liveRecord(db, userId, guid), guid);
+}
+
+/** The id of the live record with this guid, for a caller that holds the user's lock (deletions). */
+export async function liveRecordId(tx: Queryable, userId: number, guid: string): Promise<number> {
+  return (await liveRecord(tx, userId, guid)).id;
+}
+
+// Changing one record.
+
+export type Change = { feedUrl?: string | undefined; guid?: string | undefined; subscribed?: boolean | undefined };
+/** What a change did: only the fields that changed, and the stamps of what changed. */
+export type ChangeReport = {
+  feedUrl?: string;
+  subscribed?: boolean;
+  subscriptionChanged?: Date;
+  guid?: string;
+  guidChanged?: Date;
 };
 
-/**
- * A record as clients see it, named by `shown` (an earlier guid of its chain, or its current one), its
- * timestamps already formatted; absent fields are left out.
- */
-export function present(row: repo.RecordFields, shown: string): RecordOut {
-  const out: RecordOut = {
-    feed_url: row.feed_url,
-    guid: shown,
-    is_subscribed: row.is_subscribed,
-    subscription_changed: iso(row.subscription_changed),
-  };
-  if (row.guid !== shown) out.new_guid = row.guid;
-  if (row.guid_changed) out.guid_changed = iso(row.guid_changed);
-  if (row.deleted) out.deleted = iso(row.deleted);
+type Row = repo.SubscriptionRow & { current: boolean };
+type CheckedUrl = { feedUrl: string; key: string };
+/** The parts of a change that differ from the record. */
+type Diff = { url?: CheckedUrl; subscribed?: boolean; guid?: string };
+
+/** Validates a change before anything is read: a bad URL or guid is refused as a whole. */
+function checkChange(change: Change): { url?: CheckedUrl; guid?: string; subscribed?: boolean } {
+  const out: { url?: CheckedUrl; guid?: string; subscribed?: boolean } = {};
+  if (change.feedUrl !== undefined) {
+    const url = checkFeedUrl(change.feedUrl);
+    if (!url.ok) throw new InvalidInput(url.problem);
+    out.url = url;
+  }
+  if (change.guid !== undefined) {
+    const guid = parseGuid(change.guid);
+    if (!guid) throw new InvalidInput('Invalid guid');
+    out.guid = guid;
+  }
+  if (change.subscribed !== undefined) out.subscribed = change.subscribed;
   return out;
 }
 
-export async function list(
-  ctx: Context,
+/** Unchanged values change nothing, not even the user's change stamp. */
+function diffOf(row: Row, wanted: ReturnType<typeof checkChange>): Diff {
+  const diff: Diff = {};
+  if (wanted.url && wanted.url.feedUrl !== row.feed_url) diff.url = wanted.url;
+  if (wanted.subscribed !== undefined && wanted.subscribed !== row.is_subscribed) diff.subscribed = wanted.subscribed;
+  if (wanted.guid !== undefined && wanted.guid !== row.guid) diff.guid = wanted.guid;
+  return diff;
+}
+
+/** A new URL keeps the old one finding the record; a URL another record has stays that record's. */
+async function rememberUrl(tx: Queryable, userId: number, recordId: number, url: CheckedUrl): Promise<void> {
+  const hash = urlHash(url.key);
+  if ((await repo.findUrlOwner(tx, userId, hash)) === undefined)
+    await repo.addOtherUrl(tx, userId, recordId, hash, url.feedUrl);
+}
+
+/**
+ * Gives the record `newGuid` and writes its state. A guid that another record of the user has (current
+ * or earlier) makes the two one record under that guid, and the most recently changed state wins (this
+ * change counts as a change of this record, if it changed the URL or the subscription).
+ */
+async function changeGuid(
+  tx: Queryable,
   userId: number,
-  q: ListQuery,
-): Promise<{ syncTimestamp: string; total: number; records: RecordOut[] }> {
-  const r = await repo.listPage(ctx.db, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
-  return {
-    syncTimestamp: iso(r.lastChange),
-    total: r.total,
-    records: r.rows.map((row) => present(row, row.shown_guid)),
-  };
+  row: Row,
+  newGuid: string,
+  state: repo.RecordState,
+  stamp: Date,
+  changedState: boolean,
+): Promise<void> {
+  const owner = await repo.findByGuid(tx, userId, newGuid);
+  if (owner && owner.id !== row.id) {
+    const thisWins = changedState || row.changed > owner.changed;
+    await repo.mergeInto(tx, userId, row, owner.id, stamp);
+    if (!owner.current) {
+      // newGuid was an earlier guid of the other record: it becomes current again.
+      await repo.removeEarlierGuid(tx, userId, newGuid);
+      await repo.addEarlierGuid(tx, userId, owner.id, owner.guid, stamp);
+    }
+    const winner = thisWins
+      ? state
+      : {
+          feedUrl: owner.feed_url,
+          isSubscribed: owner.is_subscribed,
+          subscriptionChanged: owner.subscription_changed,
+          deleted: owner.deleted,
+        };
+    await repo.updateRecord(tx, userId, owner.id, { ...winner, guid: newGuid, guidChanged: stamp });
+    return;
+  }
+  // A new guid, or an earlier guid of this record becoming current again.
+  if (owner) await repo.removeEarlierGuid(tx, userId, newGuid);
+  await repo.addEarlierGuid(tx, userId, row.id, row.guid, stamp);
+  await repo.updateRecord(tx, userId, row.id, { ...state, guid: newGuid, guidChanged: stamp });
 }
 
-export async function getOne(ctx: Context, userId: number, guid: string): Promise<RecordOut> {
-  const row = await repo.findByGuid(ctx.db, userId, guid);
-  if (!row) throw new NotFound();
-  if (row.deleted) throw new Gone();
-  return present(row, guid);
+function reportOf(diff: Diff, stamp: Date): ChangeReport {
+  const report: ChangeReport = {};
+  if (diff.url) report.feedUrl = diff.url.feedUrl;
+  if (diff.subscribed !== undefined) report.subscribed = diff.subscribed;
+  if (diff.url || diff.subscribed !== undefined) report.subscriptionChanged = stamp;
+  if (diff.guid !== undefined) {
+    report.guid = diff.guid;
+    report.guidChanged = stamp;
+  }
+  return report;
 }
 
-export type Patch = {
-  new_feed_url?: string | undefined;
-  new_guid?: string | undefined;
-  is_subscribed?: boolean | undefined;
-};
-export type PatchResult = {
-  new_feed_url?: string;
-  is_subscribed?: boolean;
-  subscription_changed?: string;
-  new_guid?: string;
-  guid_changed?: string;
-};
-
-/** PATCH: applies to the latest record of the chain; reports only what changed. */
-export async function update(ctx: Context, userId: number, guid: string, patch: Patch): Promise<PatchResult> {
-  const url = patch.new_feed_url === undefined ? undefined : checkFeedUrl(patch.new_feed_url);
-  if (url && !url.ok) throw new ValidationFailed(url.message);
-  const newGuid = patch.new_guid === undefined ? undefined : parseGuid(patch.new_guid);
-  if (patch.new_guid !== undefined && !newGuid) throw new ValidationFailed('Invalid guid');
-
-  return withTransaction(ctx.db, async (tx) => {
+/**
+ * Changes the feed URL, guid or subscription state of the record with this guid (any of its chain);
+ * applies to the newest record of the chain and reports only what changed.
+ */
+export async function change(db: Db, userId: number, guid: string, wanted: Change): Promise<ChangeReport> {
+  const checked = checkChange(wanted);
+  return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
-    const row = await repo.findByGuid(tx, userId, guid);
-    if (!row) throw new NotFound();
-    if (row.deleted) throw new Gone();
-    const changesUrl = url?.ok === true && url.feedUrl !== row.feed_url;
-    const changesSubscribed = patch.is_subscribed !== undefined && patch.is_subscribed !== row.is_subscribed;
-    const changesGuid = newGuid !== undefined && newGuid !== row.guid;
-    // Unchanged values change nothing, not even the user's change stamp.
-    if (!changesUrl && !changesSubscribed && !changesGuid) return {};
+    const row = await liveRecord(tx, userId, guid);
+    const diff = diffOf(row, checked);
+    if (!diff.url && diff.subscribed === undefined && diff.guid === undefined) return {};
     const stamp = await takeChangeStamp(tx, userId);
-    const out: PatchResult = {};
-    const next = {
-      feedUrl: row.feed_url,
+    const changedState = diff.url !== undefined || diff.subscribed !== undefined;
+    const state: repo.RecordState = {
+      feedUrl: diff.url?.feedUrl ?? row.feed_url,
       guid: row.guid,
-      isSubscribed: row.is_subscribed,
-      subscriptionChanged: row.subscription_changed,
+      isSubscribed: diff.subscribed ?? row.is_subscribed,
+      subscriptionChanged: changedState ? stamp : row.subscription_changed,
       guidChanged: row.guid_changed,
       deleted: null,
     };
-    if (changesUrl && url?.ok) {
-      next.feedUrl = url.feedUrl;
-      next.subscriptionChanged = stamp;
-      out.new_feed_url = url.feedUrl;
-      // The old URL keeps finding the record; a URL another record has stays that record's.
-      const hash = urlHash(url.key);
-      if ((await repo.findUrlOwner(tx, userId, hash)) === undefined)
-        await repo.addOtherUrl(tx, userId, row.id, hash, url.feedUrl);
-    }
-    if (changesSubscribed && patch.is_subscribed !== undefined) {
-      next.isSubscribed = patch.is_subscribed;
-      next.subscriptionChanged = stamp;
-      out.is_subscribed = patch.is_subscribed;
-    }
-    if (out.new_feed_url !== undefined || out.is_subscribed !== undefined) out.subscription_changed = iso(stamp);
-
-    if (changesGuid && newGuid) {
-      out.new_guid = newGuid;
-      out.guid_changed = iso(stamp);
-      const owner = await repo.findByGuid(tx, userId, newGuid);
-      if (owner && owner.id !== row.id) {
-        // The user already has a record with that guid: the two become one, and the most recently
-        // changed state (this PATCH counts as a change of this record) wins.
-        const thisWins = out.subscription_changed !== undefined || row.changed > owner.changed;
-        await repo.mergeInto(tx, userId, row, owner.id, stamp);
-        if (!owner.current) {
-          // newGuid was an earlier guid of the other record: it becomes current again.
-          await repo.removeEarlierGuid(tx, userId, newGuid);
-          await repo.addEarlierGuid(tx, userId, owner.id, owner.guid, stamp);
-        }
-        const state = thisWins
-          ? next
-          : {
-              feedUrl: owner.feed_url,
-              isSubscribed: owner.is_subscribed,
-              subscriptionChanged: owner.subscription_changed,
-              deleted: owner.deleted,
-            };
-        await repo.updateRecord(tx, userId, owner.id, { ...state, guid: newGuid, guidChanged: stamp });
-        return out;
-      }
-      // A new guid, or an earlier guid of this record becoming current again.
-      if (owner) await repo.removeEarlierGuid(tx, userId, newGuid);
-      await repo.addEarlierGuid(tx, userId, row.id, row.guid, stamp);
-      next.guid = newGuid;
-      next.guidChanged = stamp;
-    }
-    await repo.updateRecord(tx, userId, row.id, next);
-    return out;
+    if (diff.url) await rememberUrl(tx, userId, row.id, diff.url);
+    if (diff.guid !== undefined) await changeGuid(tx, userId, row, diff.guid, state, stamp, changedState);
+    else await repo.updateRecord(tx, userId, row.id, state);
+    return reportOf(diff, stamp);
   });
 }

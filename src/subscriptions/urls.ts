@@ -9,9 +9,10 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 /** Whitespace, control characters and the characters a URL must escape: refused, not escaped for the client. */
 const NOT_IN_URLS = /[\s<>"{}|\\^`\u0000-\u001f\u007f]/;
 
-export type FeedUrlResult =
-  | { ok: true; feedUrl: string; key: string }
-  | { ok: false; message: 'No protocol present' | 'Unsupported protocol' | 'Invalid URL' | 'URL too long' };
+/** Why a feed URL is refused, in the words clients are shown. */
+export type FeedUrlProblem = 'No protocol present' | 'Unsupported protocol' | 'Invalid URL' | 'URL too long';
+
+export type FeedUrlResult = { ok: true; feedUrl: string; key: string } | { ok: false; problem: FeedUrlProblem };
 
 /**
  * Validates a feed URL as a client sent it. feedUrl is what is stored (podcast schemes rewritten to http,
@@ -19,22 +20,22 @@ export type FeedUrlResult =
  * default port, no fragment, path and query unchanged.
  */
 export function checkFeedUrl(raw: string): FeedUrlResult {
-  if (raw.length > MAX_URL_LENGTH) return { ok: false, message: 'URL too long' };
+  if (raw.length > MAX_URL_LENGTH) return { ok: false, problem: 'URL too long' };
   const m = SCHEME.exec(raw);
-  if (!m) return { ok: false, message: 'No protocol present' };
+  if (!m) return { ok: false, problem: 'No protocol present' };
   let scheme = m[1]!.toLowerCase();
   if (PODCAST_SCHEMES.has(scheme)) scheme = 'http';
-  if (scheme !== 'http' && scheme !== 'https') return { ok: false, message: 'Unsupported protocol' };
-  if (NOT_IN_URLS.test(raw)) return { ok: false, message: 'Invalid URL' };
+  if (scheme !== 'http' && scheme !== 'https') return { ok: false, problem: 'Unsupported protocol' };
+  if (NOT_IN_URLS.test(raw)) return { ok: false, problem: 'Invalid URL' };
   const rest = raw.slice(m[0].length);
   const feedUrl = scheme === m[1] ? raw : `${scheme}://${rest}`;
   let parsed: URL;
   try {
     parsed = new URL(feedUrl);
   } catch {
-    return { ok: false, message: 'Invalid URL' };
+    return { ok: false, problem: 'Invalid URL' };
   }
-  if (!parsed.hostname) return { ok: false, message: 'Invalid URL' };
+  if (!parsed.hostname) return { ok: false, problem: 'Invalid URL' };
   // The path and query as sent: everything after the authority, without the fragment.
   const authorityEnd = rest.search(/[/?#]/);
   const fragment = authorityEnd < 0 ? -1 : rest.indexOf('#', authorityEnd);
@@ -65,16 +66,6 @@ export function parseGuid(value: string): string | undefined {
 }
 
 const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex');
-/** The namespace, then room for any valid URL: the bytes hashed for a guid, written in place. */
-const nameBuffer = Buffer.alloc(PODCAST_NAMESPACE.length + MAX_URL_LENGTH * 3);
-PODCAST_NAMESPACE.copy(nameBuffer);
-/** Views of its first n bytes, made once for each n. */
-const nameViews: Buffer[] = [];
-const namePrefix = (n: number): Buffer => (nameViews[n] ??= nameBuffer.subarray(0, n));
-
-/** Where the name starts: after the scheme and "://" (the two schemes feed URLs have, without a match). */
-const nameStart = (url: string): number =>
-  url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : (SCHEME.exec(url)?.[0].length ?? 0);
 
 /**
  * The Podcasting 2.0 guid of a feed: UUIDv5 in the podcast namespace of the URL with its scheme and
@@ -83,13 +74,8 @@ const nameStart = (url: string): number =>
 export function podcastGuid(feedUrl: string): string {
   let end = feedUrl.length;
   while (end > 0 && feedUrl.charCodeAt(end - 1) === 0x2f) end--;
-  const name = feedUrl.slice(nameStart(feedUrl), end);
-  // A UTF-16 code unit is at most 3 bytes of UTF-8.
-  const bytes =
-    name.length * 3 <= nameBuffer.length - PODCAST_NAMESPACE.length
-      ? namePrefix(PODCAST_NAMESPACE.length + nameBuffer.write(name, PODCAST_NAMESPACE.length, 'utf8'))
-      : Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]);
-  const h = hash('sha1', bytes, 'hex');
+  const name = feedUrl.slice(SCHEME.exec(feedUrl)?.[0].length ?? 0, end);
+  const h = hash('sha1', Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]), 'hex');
   // The first 128 bits in the 8-4-4-4-12 form, with version 5 and the RFC 9562 variant.
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[parseInt(h[16]!, 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

@@ -1,14 +1,16 @@
 import pino from 'pino';
 import request from 'supertest';
 import type { Runner } from 'graphile-worker';
-import { startWorker } from '../../src/deletions/worker';
+import { deletionTasks } from '../../src/deletions/service';
+import { startWorker } from '../../src/jobs/worker';
 import { ISO_MS, as, expectError, sleep, testApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
 let worker: Runner;
 beforeAll(async () => {
   t = await testApp();
-  worker = await startWorker({ db: t.db, logger: pino({ level: 'silent' }) }, { pollInterval: 100 });
+  const logger = pino({ level: 'silent' });
+  worker = await startWorker({ db: t.db, logger }, [deletionTasks(t.db, logger)], { pollInterval: 100 });
 });
 afterAll(async () => {
   await worker.stop();

@@ -1,10 +1,17 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { z } from 'zod';
-import { listResponse, postResponse, subscriptionRecord, patchResponse } from '../../src/subscriptions/schemas';
-import { sessionResponse } from '../../src/auth/schemas';
-import { deletionAccepted, deletionStatusResponse } from '../../src/deletions/schemas';
-import { capabilitiesResponse, errorBody } from '../../src/openapi';
+import {
+  deletionAccepted,
+  deletionStatusResponse,
+  listResponse,
+  patchResponse,
+  postResponse,
+  subscriptionRecord,
+} from '../../src/opa/schemas';
+import { sessionResponse } from '../../src/opa/auth-schemas';
+import { capabilitiesResponse } from '../../src/opa/router';
+import { errorBody } from '../../src/http/openapi';
 import { as, expectError, testApp, type TestApp } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 

@@ -68,7 +68,7 @@ test('URLs stored before url_hash became a uuid still match after the upgrade', 
     const keys = ['https://old.example/feed.xml', 'https://old.example/moved.xml', 'https://old.example/other.xml'];
     const guids = keys.map(() => '00000000-0000-4000-8000-000000000000');
     const { matches } = await findMatches(pool, userId, guids, keys.map(urlHash));
-    expect(matches.map((m) => m.urlSid)).toEqual([id, id, null]);
+    expect(matches.map((m) => m.byUrl?.id ?? null)).toEqual([id, id, null]);
   } finally {
     await pool.end();
     await db.drop();

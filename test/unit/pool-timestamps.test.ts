@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseTimestamptz, pgParseTimestamptz as reference } from '../../src/db/pool';
+import { parseTimestamptz, pgParseTimestamptz as reference } from '../../src/db/timestamptz';
 
 // What PostgreSQL sends for a timestamptz: "YYYY-MM-DD HH:MM:SS[.ffffff]+HH[:MM]" (or more unusual forms).
 const asPostgresSends = fc

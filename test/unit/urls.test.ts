@@ -13,8 +13,8 @@ describe('feed URL validation', () => {
     ['http://exa mple.com/feed', 'Invalid URL'],
     ['https://example.com:99999/feed', 'Invalid URL'],
     ['https://example.org/' + 'a'.repeat(2100), 'URL too long'],
-  ])('%s is reported as %s', (url, message) => {
-    expect(checkFeedUrl(url)).toEqual({ ok: false, message });
+  ])('%s is reported as %s', (url, problem) => {
+    expect(checkFeedUrl(url)).toEqual({ ok: false, problem });
   });
 
   test('a URL of exactly 2,048 characters is accepted', () => {
@@ -36,7 +36,7 @@ describe('feed URL validation', () => {
 
   const key = (url: string) => {
     const r = checkFeedUrl(url);
-    if (!r.ok) throw new Error(r.message);
+    if (!r.ok) throw new Error(r.problem);
     return r.key;
   };
 
@@ -99,7 +99,7 @@ describe('feed URL validation', () => {
       fc.assert(
         fc.property(feedUrl, (u) => {
           const r = checkFeedUrl(render(u));
-          if (!r.ok) throw new Error(r.message);
+          if (!r.ok) throw new Error(r.problem);
           expect(key(r.feedUrl)).toBe(r.key);
         }),
       );

@@ -15,3 +15,4 @@ export const sessionResponse = z
     refresh_endpoint: z.string(),
   })
   .openapi('Session');
+export type SessionOut = z.infer<typeof sessionResponse>;

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Config } from '../config';
-import { TooManyRequests, Unauthorized } from '../http/errors';
+import { TooManyRequests, Unauthorized } from './errors';
 
 type Window = { refused: number; endsAt: number };
 
@@ -9,8 +9,7 @@ type Window = { refused: number; endsAt: number };
  * Refused credentials, counted per key (a client address and a username) in a window that starts at the
  * key's first refusal. Once `limit` are refused, every attempt under that key gets 429 until the window
  * ends, whatever credentials it carries, so that the answer tells nothing about them. Accepted
- * credentials are not counted, and while nobody is being refused a request costs no more than a look at
- * an empty map: the key is not even computed.
+ * credentials are not counted.
  */
 export class FailureLimiter {
   private readonly windows = new Map<string, Window>();
@@ -21,13 +20,12 @@ export class FailureLimiter {
   ) {}
 
   /** Runs `attempt` unless the key is blocked; undefined from it means refused credentials: 401. */
-  async attempt<T>(key: () => string, attempt: () => Promise<T | undefined>): Promise<T> {
-    const k = this.windows.size === 0 ? undefined : key();
-    const wait = k === undefined ? 0 : this.retryAfter(k, Date.now());
+  async attempt<T>(key: string, attempt: () => Promise<T | undefined>): Promise<T> {
+    const wait = this.retryAfter(key, Date.now());
     if (wait > 0) throw new TooManyRequests(wait);
     const result = await attempt();
     if (result === undefined) {
-      this.refuse(k ?? key(), Date.now());
+      this.refuse(key, Date.now());
       throw new Unauthorized();
     }
     return result;

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import client from 'prom-client';
-import type { Db } from './db/pool';
+import type { Db } from '../db/pool';
 
 /** The route template a request matched ("/v1/subscriptions/:guid"), never the raw path. */
 export function routeTemplate(req: Request): string {
@@ -9,7 +9,10 @@ export function routeTemplate(req: Request): string {
 
 export type Metrics = { registry: client.Registry; middleware: RequestHandler };
 
-export function createMetrics(db: Db): Metrics {
+/** A number the features report, read when /metrics is scraped (NaN while the database is away). */
+export type CountGauge = { name: string; help: string; count: () => Promise<number> };
+
+export function createMetrics(db: Db, counts: CountGauge[]): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const duration = new client.Histogram({
@@ -30,32 +33,20 @@ export function createMetrics(db: Db): Metrics {
       this.set({ state: 'waiting' }, db.waitingCount);
     },
   });
-  new client.Gauge({
-    name: 'castsync_jobs_queued',
-    help: 'Jobs in the queue (waiting, running or waiting for a retry)',
-    registers: [registry],
-    async collect() {
-      try {
-        const r = await db.query<{ n: number }>('SELECT count(*) AS n FROM graphile_worker.jobs');
-        this.set(r.rows[0]?.n ?? 0);
-      } catch {
-        this.set(NaN);
-      }
-    },
-  });
-  new client.Gauge({
-    name: 'castsync_deletions_pending',
-    help: 'Deletion requests accepted and not yet processed',
-    registers: [registry],
-    async collect() {
-      try {
-        const r = await db.query<{ n: number }>(`SELECT count(*) AS n FROM deletions WHERE status = 'PENDING'`);
-        this.set(r.rows[0]?.n ?? 0);
-      } catch {
-        this.set(NaN);
-      }
-    },
-  });
+  for (const g of counts) {
+    new client.Gauge({
+      name: g.name,
+      help: g.help,
+      registers: [registry],
+      async collect() {
+        try {
+          this.set(await g.count());
+        } catch {
+          this.set(NaN);
+        }
+      },
+    });
+  }
   const middleware: RequestHandler = (req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => end({ method: req.method, route: routeTemplate(req), status: String(res.statusCode) }));

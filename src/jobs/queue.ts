@@ -2,9 +2,6 @@ import { Logger as QueueLogger, type LogFunctionFactory } from 'graphile-worker'
 import type { Queryable } from '../db/pool';
 import type { Logger } from '../logger';
 
-export const DELETE_TASK = 'delete_subscription';
-export const CLEANUP_TASK = 'cleanup_tokens';
-
 /** graphile-worker's log lines, through pino. */
 export function queueLogger(logger: Logger): QueueLogger {
   const factory: LogFunctionFactory = (scope) => (level, message, meta) => {
@@ -26,4 +23,10 @@ export async function addJob(tx: Queryable, task: string, payload: object, maxAt
     JSON.stringify(payload),
     maxAttempts,
   ]);
+}
+
+/** Jobs waiting, running or waiting for a retry. */
+export async function countJobs(db: Queryable): Promise<number> {
+  const r = await db.query<{ n: number }>('SELECT count(*) AS n FROM graphile_worker.jobs');
+  return r.rows[0]?.n ?? 0;
 }

@@ -1,0 +1,29 @@
+/**
+ * What domain services throw when a request cannot be done. They carry no HTTP status: each adapter
+ * (OPA, gpodder, the web page) maps them to its own protocol's answer.
+ */
+export class DomainError extends Error {}
+
+/** The user has no such record (another user's record is not found either). */
+export class NotFound extends DomainError {
+  constructor() {
+    super('not found');
+  }
+}
+
+/** The record exists but was deleted. */
+export class Deleted extends DomainError {
+  constructor() {
+    super('deleted');
+  }
+}
+
+/** Input that breaks a domain rule; the reason is safe to show to the client. */
+export class InvalidInput extends DomainError {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** A user id that names no user: a programming error (users are removed with all their data). */
+export const missingUser = (userId: number): Error => new Error(`user ${userId} does not exist`);

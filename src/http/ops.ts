@@ -1,0 +1,49 @@
+import { Router } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import type { Db } from '../db/pool';
+import { ServiceUnavailable } from './errors';
+import type { Metrics } from './metrics';
+import { error, type Documenter } from './openapi';
+
+/** The routes an operator uses: health, readiness, metrics, and the API's documentation. */
+export function opsRoutes(db: Db, metrics: Metrics, state: { draining: boolean }, doc: object): Router {
+  const r = Router();
+  r.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  r.get('/readyz', async (_req, res) => {
+    if (state.draining) throw new ServiceUnavailable();
+    try {
+      await db.query('SELECT 1');
+    } catch {
+      throw new ServiceUnavailable();
+    }
+    res.json({ status: 'ready' });
+  });
+  r.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  r.get('/openapi.json', (_req, res) => {
+    res.json(doc);
+  });
+  r.use('/docs', swaggerUi.serve);
+  r.get('/docs', swaggerUi.setup(doc, { customSiteTitle: 'castsync API' }));
+  return r;
+}
+
+export const documentOps: Documenter = (r) => {
+  for (const [path, summary] of [
+    ['/healthz', 'The process is up (no database check)'],
+    ['/readyz', 'The database is reachable and the server is not shutting down'],
+    ['/metrics', 'Prometheus metrics'],
+    ['/openapi.json', 'This document'],
+    ['/docs', 'Interactive documentation'],
+  ] as const) {
+    r.registerPath({
+      method: 'get',
+      path,
+      summary,
+      responses: { 200: { description: 'OK' }, ...(path === '/readyz' && { 503: error('Not ready') }) },
+    });
+  }
+};

@@ -1,0 +1,97 @@
+import { Router, type RequestHandler } from 'express';
+import type { ApiContext } from '../api-context';
+import * as auth from '../auth/service';
+import { basicCredentials, bearerToken, currentUser } from '../http/credentials';
+import { Unauthorized } from '../http/errors';
+import { clientKey, type AuthLimits, type FailureLimiter } from '../http/limits';
+import { error, json, jsonBody, type Documenter } from '../http/openapi';
+import { parseBody } from '../http/validate';
+import { loginBody, logoutBody, refreshBody, sessionResponse, type SessionOut } from './auth-schemas';
+
+/** Every route behind this has an authenticated user, by HTTP Basic or a bearer token. */
+export function requireUser(ctx: ApiContext, limiter: FailureLimiter): RequestHandler {
+  return async (req, _res, next) => {
+    const header = req.headers.authorization;
+    const basic = basicCredentials(header);
+    req.userId = await limiter.attempt(clientKey(req, basic ? basic.username : '(token)'), async () => {
+      if (basic) return auth.authenticateBasic(ctx, basic.username, basic.password);
+      const token = bearerToken(header);
+      return token === undefined ? undefined : auth.authenticateBearer(ctx, token);
+    });
+    next();
+  };
+}
+
+const presentSession = (s: auth.Session): SessionOut => ({
+  access_token: s.accessToken,
+  expires_in: s.expiresIn,
+  refresh_token: s.refreshToken,
+  refresh_expires: s.refreshExpires.toISOString(),
+  refresh_endpoint: '/v1/auth/refresh',
+});
+
+/** /v1/auth/login and /v1/auth/refresh: no credentials needed beyond the body. */
+export function sessionRoutes(ctx: ApiContext, limits: AuthLimits): Router {
+  const r = Router();
+  r.post('/auth/login', async (req, res) => {
+    const { username, password } = parseBody(loginBody, req.body);
+    const session = await limits.login.attempt(clientKey(req, username), () => auth.login(ctx, username, password));
+    res.json(presentSession(session));
+  });
+  r.post('/auth/refresh', async (req, res) => {
+    const { refresh_token } = parseBody(refreshBody, req.body);
+    const session = await auth.refresh(ctx, refresh_token);
+    if (!session) throw new Unauthorized();
+    res.json(presentSession(session));
+  });
+  return r;
+}
+
+/** /v1/auth/logout: behind authentication. */
+export function logoutRoute(ctx: ApiContext): Router {
+  const r = Router();
+  r.post('/auth/logout', async (req, res) => {
+    const { refresh_token } = parseBody(logoutBody, req.body ?? {});
+    await auth.logout(ctx, currentUser(req), refresh_token);
+    res.status(204).end();
+  });
+  return r;
+}
+
+export const secured: Record<string, string[]>[] = [{ basic: [] }, { bearer: [] }];
+export const authErrors = { 401: error('No, wrong or expired credentials'), 429: error('Too many failed attempts') };
+
+export const documentAuth: Documenter = (r) => {
+  r.registerComponent('securitySchemes', 'basic', {
+    type: 'http',
+    scheme: 'basic',
+    description: 'Username and password, or username and a personal access token',
+  });
+  r.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An access token from /v1/auth/login, or a personal access token',
+  });
+  r.registerPath({
+    method: 'post',
+    path: '/v1/auth/login',
+    summary: 'Exchange a username and password for tokens',
+    request: jsonBody(loginBody),
+    responses: { 200: json(sessionResponse, 'Tokens'), ...authErrors, 405: error('Body could not be validated') },
+  });
+  r.registerPath({
+    method: 'post',
+    path: '/v1/auth/refresh',
+    summary: 'Exchange a refresh token for new tokens (the old one is spent)',
+    request: jsonBody(refreshBody),
+    responses: { 200: json(sessionResponse, 'Tokens'), 401: error('Unknown, expired or used refresh token') },
+  });
+  r.registerPath({
+    method: 'post',
+    path: '/v1/auth/logout',
+    summary: 'Revoke the session of a refresh token, or every session of the user',
+    security: secured,
+    request: jsonBody(logoutBody),
+    responses: { 204: { description: 'Revoked' }, ...authErrors },
+  });
+};

@@ -1,0 +1,58 @@
+import express, { Router, type RequestHandler } from 'express';
+import type { ApiContext } from '../api-context';
+import { notFound } from '../http/error-handler';
+import { UnsupportedMediaType } from '../http/errors';
+import type { AuthLimits } from '../http/limits';
+import { json, type Documenter } from '../http/openapi';
+import { z } from '../http/zod';
+import { documentAuth, logoutRoute, requireUser, sessionRoutes } from './auth';
+import { deletionRoutes, documentDeletions } from './deletions';
+import { opaErrors } from './errors';
+import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** A body that is there must be JSON by its Content-Type: 415 otherwise. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const length = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (hasBody && !req.is(JSON_TYPES)) throw new UnsupportedMediaType();
+  next();
+};
+
+export const capabilitiesResponse = z
+  .object({
+    capabilities: z.record(z.string(), z.record(z.string(), z.object({ status: z.string(), root: z.string() }))),
+  })
+  .openapi('Capabilities');
+
+/** The Open Podcast API under /v1. */
+export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
+  const v1 = Router();
+  v1.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+  v1.get('/capabilities', (_req, res) => {
+    res.json({ capabilities: { 'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } } } });
+  });
+  v1.use(requireJsonBody, express.json({ limit: '1mb', type: JSON_TYPES }));
+  v1.use(sessionRoutes(ctx, limits));
+  v1.use(requireUser(ctx, limits.failedAuth));
+  v1.use(logoutRoute(ctx), subscriptionRoutes(ctx), deletionRoutes(ctx));
+  v1.use(notFound);
+  v1.use(opaErrors);
+  return v1;
+}
+
+export const documentOpa: Documenter = (r) => {
+  r.registerPath({
+    method: 'get',
+    path: '/v1/capabilities',
+    summary: 'What this server supports',
+    responses: { 200: json(capabilitiesResponse, 'Capabilities') },
+  });
+  documentAuth(r);
+  documentSubscriptions(r);
+  documentDeletions(r);
+};

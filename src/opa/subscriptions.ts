@@ -1,0 +1,166 @@
+import { Router, type Request } from 'express';
+import type { ApiContext } from '../api-context';
+import * as deletions from '../deletions/service';
+import { currentUser } from '../http/credentials';
+import { PayloadTooLarge } from '../http/errors';
+import { route } from '../http/method';
+import { error, json, jsonBody, type Documenter } from '../http/openapi';
+import { iso } from '../http/timestamps';
+import { parseBody, parsePath, parseQuery } from '../http/validate';
+import * as subscriptions from '../subscriptions/service';
+import { authErrors, secured } from './auth';
+import { presentChange, presentOutcomes, presentRecord } from './present';
+import {
+  MAX_ITEMS,
+  deletionAccepted,
+  guidParams,
+  listQuery,
+  listResponse,
+  patchBody,
+  patchResponse,
+  postBody,
+  postResponse,
+  subscriptionRecord,
+  type ListQuery,
+} from './schemas';
+
+/** Absolute link to another page, keeping since and per_page; PUBLIC_URL wins over the request's host. */
+function pageLink(ctx: ApiContext, req: Request, q: ListQuery, page: number): string {
+  const base = ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
+  const params = new URLSearchParams();
+  if (q.since) params.set('since', q.since.toISOString());
+  params.set('page', String(page));
+  params.set('per_page', String(q.per_page));
+  return `${base}/v1/subscriptions?${params.toString()}`;
+}
+
+export function subscriptionRoutes(ctx: ApiContext): Router {
+  const r = Router();
+  route(r, '/subscriptions', {
+    get: async (req, res) => {
+      const q = parseQuery(listQuery, req.query);
+      const { lastChange, total, records } = await subscriptions.listChanges(ctx.db, currentUser(req), {
+        since: q.since,
+        page: q.page,
+        perPage: q.per_page,
+      });
+      const pages = Math.ceil(total / q.per_page);
+      res.set('Sync-Timestamp', iso(lastChange));
+      res.json({
+        total,
+        page: q.page,
+        per_page: q.per_page,
+        ...(q.page < pages && { next: pageLink(ctx, req, q, q.page + 1) }),
+        ...(q.page > 1 && q.page - 1 <= pages && { previous: pageLink(ctx, req, q, q.page - 1) }),
+        subscriptions: records.map(presentRecord),
+      });
+    },
+    post: async (req, res) => {
+      const body = parseBody(postBody, req.body);
+      if (body.subscriptions.length > MAX_ITEMS) {
+        throw new PayloadTooLarge(`At most ${MAX_ITEMS} subscriptions in one request`);
+      }
+      const feeds = body.subscriptions.map((s) => ({ url: s.feed_url, guid: s.guid }));
+      const { changedAt, outcomes } = await subscriptions.subscribe(ctx.db, currentUser(req), feeds);
+      res.json(presentOutcomes(changedAt, outcomes));
+    },
+  });
+  route(r, '/subscriptions/:guid', {
+    get: async (req, res) => {
+      const { guid } = parsePath(guidParams, req.params);
+      res.json(presentRecord(await subscriptions.getRecord(ctx.db, currentUser(req), guid)));
+    },
+    patch: async (req, res) => {
+      const { guid } = parsePath(guidParams, req.params);
+      const body = parseBody(patchBody, req.body);
+      const change = { feedUrl: body.new_feed_url, guid: body.new_guid, subscribed: body.is_subscribed };
+      res.json(presentChange(await subscriptions.change(ctx.db, currentUser(req), guid, change)));
+    },
+    delete: async (req, res) => {
+      const { guid } = parsePath(guidParams, req.params);
+      const d = await deletions.requestDeletion(ctx.db, currentUser(req), guid);
+      res.status(202).json({ deletion_id: d.id, message: d.message });
+    },
+  });
+  return r;
+}
+
+export const documentSubscriptions: Documenter = (r) => {
+  r.registerPath({
+    method: 'get',
+    path: '/v1/subscriptions',
+    summary: 'Records changed since a time, paged',
+    security: secured,
+    request: { query: listQuery },
+    responses: {
+      200: {
+        ...json(listResponse, 'A page of records'),
+        headers: {
+          'Sync-Timestamp': {
+            description: 'Send this as the next `since` to receive every later change',
+            schema: { type: 'string', format: 'date-time' },
+          },
+        },
+      },
+      400: error('Bad query parameter'),
+      ...authErrors,
+    },
+  });
+  r.registerPath({
+    method: 'post',
+    path: '/v1/subscriptions',
+    summary: 'Subscribe to feeds',
+    security: secured,
+    request: jsonBody(postBody),
+    responses: {
+      200: json(postResponse, 'One success or failure entry per feed, in request order'),
+      ...authErrors,
+      405: error('Body could not be validated'),
+      413: error('Body over 1 MiB or more than 1,000 feeds'),
+      415: error('Body is not JSON'),
+    },
+  });
+  const byGuid = { params: guidParams };
+  r.registerPath({
+    method: 'get',
+    path: '/v1/subscriptions/{guid}',
+    summary: 'One record, by any guid of its chain',
+    security: secured,
+    request: byGuid,
+    responses: {
+      200: json(subscriptionRecord, 'The record'),
+      ...authErrors,
+      404: error('Not found'),
+      405: error('Not a UUID'),
+      410: error('Deleted'),
+    },
+  });
+  r.registerPath({
+    method: 'patch',
+    path: '/v1/subscriptions/{guid}',
+    summary: 'Change the feed URL, guid or subscription state',
+    security: secured,
+    request: { ...byGuid, ...jsonBody(patchBody) },
+    responses: {
+      200: json(patchResponse, 'Only the fields that changed'),
+      ...authErrors,
+      404: error('Not found'),
+      405: error('Body could not be validated'),
+      410: error('Deleted'),
+    },
+  });
+  r.registerPath({
+    method: 'delete',
+    path: '/v1/subscriptions/{guid}',
+    summary: 'Delete a subscription (processed in the background)',
+    security: secured,
+    request: byGuid,
+    responses: {
+      202: json(deletionAccepted, 'Accepted'),
+      ...authErrors,
+      404: error('Not found'),
+      405: error('Not a UUID'),
+      410: error('Already deleted'),
+    },
+  });
+};
