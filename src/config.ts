@@ -20,7 +20,11 @@ const schema = z.object({
     .optional(),
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: port.default(8080),
-  DATA_DIR: z.string().min(1).default('./data'),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default('./data')
+    .transform((v) => path.resolve(v)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: trustProxy.default(false),
   PUBLIC_URL: z
@@ -36,28 +40,21 @@ const schema = z.object({
   AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().positive().default(20),
   RATE_LIMIT_WINDOW: seconds.default(900),
   SHUTDOWN_TIMEOUT: seconds.default(10),
-  WORKER: z.enum(['true', 'false']).default('true'),
+  WORKER: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
 });
 
-export type Config = Readonly<{
-  databaseUrl: string | undefined;
-  host: string;
-  port: number;
-  dataDir: string;
-  logLevel: string;
-  trustProxy: boolean | number | string;
-  publicUrl: string | undefined;
-  accessTokenTtl: number;
-  refreshTokenTtl: number;
-  dbPoolMax: number;
-  dbTimeoutMs: number;
-  authCacheTtl: number;
-  loginRateLimit: number;
-  authFailureRateLimit: number;
-  rateLimitWindow: number;
-  shutdownTimeout: number;
-  worker: boolean;
-}>;
+type Env = z.output<typeof schema>;
+/** DB_POOL_MAX -> dbPoolMax. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}`
+  : Lowercase<S>;
+const camelCase = (name: string): string => name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The settings, named after their variables in camelCase: each variable is written once, in the schema. */
+export type Config = Readonly<{ [K in keyof Env as CamelCase<K & string>]: Env[K] }>;
 
 export class ConfigError extends Error {}
 
@@ -76,24 +73,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { dotenvFile = 
     const name = String(issue?.path[0] ?? 'environment');
     throw new ConfigError(`Invalid ${name}: ${issue?.message ?? 'invalid value'}`);
   }
-  const e = r.data;
-  return Object.freeze({
-    databaseUrl: e.DATABASE_URL,
-    host: e.HOST,
-    port: e.PORT,
-    dataDir: path.resolve(e.DATA_DIR),
-    logLevel: e.LOG_LEVEL,
-    trustProxy: e.TRUST_PROXY,
-    publicUrl: e.PUBLIC_URL,
-    accessTokenTtl: e.ACCESS_TOKEN_TTL,
-    refreshTokenTtl: e.REFRESH_TOKEN_TTL,
-    dbPoolMax: e.DB_POOL_MAX,
-    dbTimeoutMs: e.DB_TIMEOUT_MS,
-    authCacheTtl: e.AUTH_CACHE_TTL,
-    loginRateLimit: e.LOGIN_RATE_LIMIT,
-    authFailureRateLimit: e.AUTH_FAILURE_RATE_LIMIT,
-    rateLimitWindow: e.RATE_LIMIT_WINDOW,
-    shutdownTimeout: e.SHUTDOWN_TIMEOUT,
-    worker: e.WORKER === 'true',
-  });
+  return Object.freeze(Object.fromEntries(Object.entries(r.data).map(([k, v]) => [camelCase(k), v]))) as Config;
 }

@@ -1,0 +1,59 @@
+import request from 'supertest';
+import { AuthCache } from '../../src/auth/cache';
+import { removeUser } from '../../src/auth/service';
+import { as, testApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+/** Rows with this user id in every table that has a user_id column, by table. */
+async function rowsOf(userId: number): Promise<Record<string, number>> {
+  const tables = await t.db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.columns
+      WHERE table_schema = 'public' AND column_name = 'user_id' ORDER BY table_name`,
+  );
+  const out: Record<string, number> = {};
+  for (const { table_name } of tables.rows) {
+    const r = await t.db.query<{ n: number }>(`SELECT count(*) AS n FROM "${table_name}" WHERE user_id = $1`, [userId]);
+    out[table_name] = r.rows[0]!.n;
+  }
+  return out;
+}
+
+test('user remove leaves no row with that user id in any table', async () => {
+  const u = await t.user();
+  const other = await t.user();
+  const api = as(t, u);
+  // Something in every table: tokens, records, an earlier guid, another URL, a deletion request.
+  expect((await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password })).status).toBe(
+    200,
+  );
+  const posted = await api.post('/v1/subscriptions', {
+    subscriptions: [{ feed_url: 'https://example.com/a' }, { feed_url: 'https://example.com/b' }],
+  });
+  const [a, b] = posted.body.success as { guid: string }[];
+  expect(
+    (await api.patch(`/v1/subscriptions/${a!.guid}`, { new_guid: '0b6f3d36-2c7e-4c55-9a3e-2f1f0d5d3b71' })).status,
+  ).toBe(200);
+  expect((await api.patch(`/v1/subscriptions/${b!.guid}`, { new_feed_url: 'https://example.com/b2' })).status).toBe(
+    200,
+  );
+  expect((await api.del(`/v1/subscriptions/${b!.guid}`)).status).toBe(202);
+  await as(t, other).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://example.com/a' }] });
+
+  const before = await rowsOf(u.id);
+  expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);
+  for (const [table, n] of Object.entries(before)) expect([table, n > 0]).toEqual([table, true]);
+
+  await removeUser({ db: t.db, authCache: new AuthCache(0) }, u.name);
+
+  const after = await rowsOf(u.id);
+  expect(Object.values(after).every((n) => n === 0)).toBe(true);
+  expect(after).toEqual(Object.fromEntries(Object.keys(before).map((k) => [k, 0])));
+  expect((await rowsOf(other.id)).subscriptions).toBe(1);
+  const users = await t.db.query('SELECT 1 FROM users WHERE id = $1', [u.id]);
+  expect(users.rowCount).toBe(0);
+});
