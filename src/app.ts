@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
@@ -9,7 +10,8 @@ import type { Db } from './db/pool';
 import * as deletions from './deletions/service';
 import { errorHandler, notFound } from './http/error-handler';
 import { authLimits } from './http/limits';
-import { createMetrics, routeTemplate } from './http/metrics';
+import { createMetrics } from './http/metrics';
+import { routeTemplate } from './http/method';
 import { opsRoutes } from './http/ops';
 import { countJobs } from './jobs/queue';
 import type { Logger } from './logger';
@@ -19,6 +21,13 @@ import { openApiDocument } from './openapi';
 export type AppState = { draining: boolean };
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+/** What the request log adds to a finished request's line. */
+const outcome = (req: IncomingMessage, res: ServerResponse) => ({
+  route: routeTemplate(res as express.Response),
+  userId: (req as express.Request).userId,
+  status: res.statusCode,
+});
 
 export function createApp({
   db,
@@ -68,11 +77,10 @@ export function createApp({
       pinoHttp({
         logger,
         genReqId: (req) => req.id,
-        customProps: (req, res) => ({
-          route: routeTemplate(req as express.Request),
-          userId: (req as express.Request).userId,
-          status: res.statusCode,
-        }),
+        // Added to the one line written when the response is finished (customProps would be computed at
+        // the start as well, and pino writes both copies of each key).
+        customSuccessObject: (req, res, line: object) => ({ ...line, ...outcome(req, res) }),
+        customErrorObject: (req, res, _err, line: object) => ({ ...line, ...outcome(req, res) }),
         serializers: {
           req: (req: { id: unknown; method: string; url: string }) => ({
             id: req.id,

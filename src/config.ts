@@ -73,5 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { dotenvFile = 
     const name = String(issue?.path[0] ?? 'environment');
     throw new ConfigError(`Invalid ${name}: ${issue?.message ?? 'invalid value'}`);
   }
-  return Object.freeze(Object.fromEntries(Object.entries(r.data).map(([k, v]) => [camelCase(k), v]))) as Config;
+  // Every variable is a key, unset optional ones too.
+  const settings = Object.keys(schema.shape).map((k) => [camelCase(k), r.data[k as keyof Env]]);
+  return Object.freeze(Object.fromEntries(settings)) as Config;
 }

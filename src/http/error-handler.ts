@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isDatabaseUnavailable } from '../db/errors';
 import type { Logger } from '../logger';
+import { routeTemplate } from './method';
 import {
   HttpError,
   NotFound,
@@ -45,7 +46,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     let httpError = toHttpError(err);
     if (!httpError) {
-      logger.error({ err, reqId: req.id, route: req.route?.path }, 'unhandled error');
+      // Logged once: on the request's own line when there is a request log, else here.
+      if (req.log) res.err = err as Error;
+      else logger.error({ err, reqId: req.id, route: routeTemplate(res) }, 'unhandled error');
       httpError = new HttpError(500, 'Internal server error');
     } else if (httpError.status === 503) {
       logger.warn({ reqId: req.id, err: (err as Error).message }, 'database unavailable');

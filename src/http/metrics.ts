@@ -1,11 +1,7 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import client from 'prom-client';
 import type { Db } from '../db/pool';
-
-/** The route template a request matched ("/v1/subscriptions/:guid"), never the raw path. */
-export function routeTemplate(req: Request): string {
-  return req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-}
+import { routeTemplate } from './method';
 
 export type Metrics = { registry: client.Registry; middleware: RequestHandler };
 
@@ -49,7 +45,7 @@ export function createMetrics(db: Db, counts: CountGauge[]): Metrics {
   }
   const middleware: RequestHandler = (req, res, next) => {
     const end = duration.startTimer();
-    res.on('finish', () => end({ method: req.method, route: routeTemplate(req), status: String(res.statusCode) }));
+    res.on('finish', () => end({ method: req.method, route: routeTemplate(res), status: String(res.statusCode) }));
     next();
   };
   return { registry, middleware };

@@ -3,31 +3,40 @@ import swaggerUi from 'swagger-ui-express';
 import type { Db } from '../db/pool';
 import { ServiceUnavailable } from './errors';
 import type { Metrics } from './metrics';
+import { route } from './method';
 import { error, type Documenter } from './openapi';
 
 /** The routes an operator uses: health, readiness, metrics, and the API's documentation. */
 export function opsRoutes(db: Db, metrics: Metrics, state: { draining: boolean }, doc: object): Router {
   const r = Router();
-  r.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+  route(r, '/healthz', {
+    get: (_req, res) => {
+      res.json({ status: 'ok' });
+    },
   });
-  r.get('/readyz', async (_req, res) => {
-    if (state.draining) throw new ServiceUnavailable();
-    try {
-      await db.query('SELECT 1');
-    } catch {
-      throw new ServiceUnavailable();
-    }
-    res.json({ status: 'ready' });
+  route(r, '/readyz', {
+    get: async (_req, res) => {
+      if (state.draining) throw new ServiceUnavailable();
+      try {
+        await db.query('SELECT 1');
+      } catch {
+        throw new ServiceUnavailable();
+      }
+      res.json({ status: 'ready' });
+    },
   });
-  r.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  route(r, '/metrics', {
+    get: async (_req, res) => {
+      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    },
   });
-  r.get('/openapi.json', (_req, res) => {
-    res.json(doc);
+  route(r, '/openapi.json', {
+    get: (_req, res) => {
+      res.json(doc);
+    },
   });
   r.use('/docs', swaggerUi.serve);
-  r.get('/docs', swaggerUi.setup(doc, { customSiteTitle: 'castsync API' }));
+  route(r, '/docs', { get: swaggerUi.setup(doc, { customSiteTitle: 'castsync API' }) });
   return r;
 }
 

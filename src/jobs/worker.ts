@@ -1,27 +1,41 @@
-import { run, type Runner, type Task } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { run, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Db } from '../db/pool';
 import type { Logger } from '../logger';
+import { watchLiveness } from './liveness';
 import { queueLogger } from './queue';
 
 /** What a feature contributes to the worker: its tasks by name, and crontab lines that queue them. */
 export type TaskList = { tasks: Record<string, Task>; crontab?: string[] };
 
+export type Worker = { stop: () => Promise<void> };
+
 /**
  * The background worker, on the same database as the API, running the tasks the features contribute.
- * Jobs live in Postgres, so work accepted before a crash is done after the restart.
+ * Jobs live in Postgres, so work accepted before a crash is done after the restart, within seconds
+ * (liveness.ts).
  */
-export function startWorker(
-  { db, logger }: { db: Db; logger: Logger },
+export async function startWorker(
+  { db, databaseUrl, logger }: { db: Db; databaseUrl: string; logger: Logger },
   lists: TaskList[],
   { concurrency = 2, pollInterval = 1000 } = {},
-): Promise<Runner> {
-  return run({
+): Promise<Worker> {
+  const events: WorkerEvents = new EventEmitter();
+  const liveness = watchLiveness(databaseUrl, events, logger);
+  const runner = await run({
     pgPool: db,
     concurrency,
     pollInterval,
     noHandleSignals: true,
+    events,
     logger: queueLogger(logger),
     crontab: lists.flatMap((l) => l.crontab ?? []).join('\n'),
     taskList: Object.assign({}, ...lists.map((l) => l.tasks)) as Record<string, Task>,
   });
+  return {
+    stop: async () => {
+      await runner.stop();
+      await liveness.stop();
+    },
+  };
 }

@@ -3,6 +3,7 @@ import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { basicCredentials, bearerToken, currentUser } from '../http/credentials';
 import { Unauthorized } from '../http/errors';
+import { route } from '../http/method';
 import { clientKey, type AuthLimits, type FailureLimiter } from '../http/limits';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { parseBody } from '../http/validate';
@@ -30,31 +31,38 @@ const presentSession = (s: auth.Session): SessionOut => ({
   refresh_endpoint: '/v1/auth/refresh',
 });
 
-/** /v1/auth/login and /v1/auth/refresh: no credentials needed beyond the body. */
-export function sessionRoutes(ctx: ApiContext, limits: AuthLimits): Router {
+/**
+ * /v1/auth/login and /v1/auth/refresh need no credentials beyond the body; /v1/auth/logout needs `user`.
+ */
+export function authRoutes(ctx: ApiContext, limits: AuthLimits, user: RequestHandler): Router {
   const r = Router();
-  r.post('/auth/login', async (req, res) => {
-    const { username, password } = parseBody(loginBody, req.body);
-    const session = await limits.login.attempt(clientKey(req, username), () => auth.login(ctx, username, password));
-    res.json(presentSession(session));
+  route(r, '/auth/login', {
+    post: async (req, res) => {
+      const { username, password } = parseBody(loginBody, req.body);
+      const session = await limits.login.attempt(clientKey(req, username), () => auth.login(ctx, username, password));
+      res.json(presentSession(session));
+    },
   });
-  r.post('/auth/refresh', async (req, res) => {
-    const { refresh_token } = parseBody(refreshBody, req.body);
-    const session = await auth.refresh(ctx, refresh_token);
-    if (!session) throw new Unauthorized();
-    res.json(presentSession(session));
+  route(r, '/auth/refresh', {
+    post: async (req, res) => {
+      const { refresh_token } = parseBody(refreshBody, req.body);
+      const session = await auth.refresh(ctx, refresh_token);
+      if (!session) throw new Unauthorized();
+      res.json(presentSession(session));
+    },
   });
-  return r;
-}
-
-/** /v1/auth/logout: behind authentication. */
-export function logoutRoute(ctx: ApiContext): Router {
-  const r = Router();
-  r.post('/auth/logout', async (req, res) => {
-    const { refresh_token } = parseBody(logoutBody, req.body ?? {});
-    await auth.logout(ctx, currentUser(req), refresh_token);
-    res.status(204).end();
-  });
+  route(
+    r,
+    '/auth/logout',
+    {
+      post: async (req, res) => {
+        const { refresh_token } = parseBody(logoutBody, req.body ?? {});
+        await auth.logout(ctx, currentUser(req), refresh_token);
+        res.status(204).end();
+      },
+    },
+    [user],
+  );
   return r;
 }
 

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import { deletionStatus } from '../deletions/service';
 import { currentUser } from '../http/credentials';
@@ -8,15 +8,20 @@ import { parsePath } from '../http/validate';
 import { authErrors, secured } from './auth';
 import { deletionParams, deletionStatusResponse } from './schemas';
 
-export function deletionRoutes(ctx: ApiContext): Router {
+export function deletionRoutes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
-  route(r, '/deletions/:id', {
-    get: async (req, res) => {
-      const { id } = parsePath(deletionParams, req.params);
-      const d = await deletionStatus(ctx.db, currentUser(req), id);
-      res.json({ deletion_id: d.id, status: d.status, message: d.message });
+  route(
+    r,
+    '/deletions/:id',
+    {
+      get: async (req, res) => {
+        const { id } = parsePath(deletionParams, req.params);
+        const d = await deletionStatus(ctx.db, currentUser(req), id);
+        res.json({ deletion_id: d.id, status: d.status, message: d.message });
+      },
     },
-  });
+    [user],
+  );
   return r;
 }
 

@@ -5,7 +5,7 @@ import { UnsupportedMediaType } from '../http/errors';
 import type { AuthLimits } from '../http/limits';
 import { json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import { documentAuth, logoutRoute, requireUser, sessionRoutes } from './auth';
+import { authRoutes, documentAuth, requireUser } from './auth';
 import { deletionRoutes, documentDeletions } from './deletions';
 import { opaErrors } from './errors';
 import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
@@ -37,9 +37,10 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     res.json({ capabilities: { 'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } } } });
   });
   v1.use(requireJsonBody, express.json({ limit: '1mb', type: JSON_TYPES }));
-  v1.use(sessionRoutes(ctx, limits));
-  v1.use(requireUser(ctx, limits.failedAuth));
-  v1.use(logoutRoute(ctx), subscriptionRoutes(ctx), deletionRoutes(ctx));
+  // Each route authenticates once it is known, so that an unknown path is a 404 and a wrong method a 405
+  // whatever the credentials, and the request log and metrics name the route of a 401 too.
+  const user = requireUser(ctx, limits.failedAuth);
+  v1.use(authRoutes(ctx, limits, user), subscriptionRoutes(ctx, user), deletionRoutes(ctx, user));
   v1.use(notFound);
   v1.use(opaErrors);
   return v1;

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
@@ -34,54 +34,65 @@ function pageLink(ctx: ApiContext, req: Request, q: ListQuery, page: number): st
   return `${base}/v1/subscriptions?${params.toString()}`;
 }
 
-export function subscriptionRoutes(ctx: ApiContext): Router {
+/** The subscription routes; `user` authenticates each request once its route and method are known. */
+export function subscriptionRoutes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
-  route(r, '/subscriptions', {
-    get: async (req, res) => {
-      const q = parseQuery(listQuery, req.query);
-      const { lastChange, total, records } = await subscriptions.listChanges(ctx.db, currentUser(req), {
-        since: q.since,
-        page: q.page,
-        perPage: q.per_page,
-      });
-      const pages = Math.ceil(total / q.per_page);
-      res.set('Sync-Timestamp', iso(lastChange));
-      res.json({
-        total,
-        page: q.page,
-        per_page: q.per_page,
-        ...(q.page < pages && { next: pageLink(ctx, req, q, q.page + 1) }),
-        ...(q.page > 1 && q.page - 1 <= pages && { previous: pageLink(ctx, req, q, q.page - 1) }),
-        subscriptions: records.map(presentRecord),
-      });
+  route(
+    r,
+    '/subscriptions',
+    {
+      get: async (req, res) => {
+        const q = parseQuery(listQuery, req.query);
+        const { lastChange, total, records } = await subscriptions.listChanges(ctx.db, currentUser(req), {
+          since: q.since,
+          page: q.page,
+          perPage: q.per_page,
+        });
+        const pages = Math.ceil(total / q.per_page);
+        res.set('Sync-Timestamp', iso(lastChange));
+        res.json({
+          total,
+          page: q.page,
+          per_page: q.per_page,
+          ...(q.page < pages && { next: pageLink(ctx, req, q, q.page + 1) }),
+          ...(q.page > 1 && q.page - 1 <= pages && { previous: pageLink(ctx, req, q, q.page - 1) }),
+          subscriptions: records.map(presentRecord),
+        });
+      },
+      post: async (req, res) => {
+        const body = parseBody(postBody, req.body);
+        if (body.subscriptions.length > MAX_ITEMS) {
+          throw new PayloadTooLarge(`At most ${MAX_ITEMS} subscriptions in one request`);
+        }
+        const feeds = body.subscriptions.map((s) => ({ url: s.feed_url, guid: s.guid }));
+        const { changedAt, outcomes } = await subscriptions.subscribe(ctx.db, currentUser(req), feeds);
+        res.json(presentOutcomes(changedAt, outcomes));
+      },
     },
-    post: async (req, res) => {
-      const body = parseBody(postBody, req.body);
-      if (body.subscriptions.length > MAX_ITEMS) {
-        throw new PayloadTooLarge(`At most ${MAX_ITEMS} subscriptions in one request`);
-      }
-      const feeds = body.subscriptions.map((s) => ({ url: s.feed_url, guid: s.guid }));
-      const { changedAt, outcomes } = await subscriptions.subscribe(ctx.db, currentUser(req), feeds);
-      res.json(presentOutcomes(changedAt, outcomes));
+    [user],
+  );
+  route(
+    r,
+    '/subscriptions/:guid',
+    {
+      get: async (req, res) => {
+        const { guid } = parsePath(guidParams, req.params);
+        res.json(presentRecord(await subscriptions.getRecord(ctx.db, currentUser(req), guid)));
+      },
+      patch: async (req, res) => {
+        const { guid } = parsePath(guidParams, req.params);
+        const body = parseBody(patchBody, req.body);
+        const change = { feedUrl: body.new_feed_url, guid: body.new_guid, subscribed: body.is_subscribed };
+        res.json(presentChange(await subscriptions.change(ctx.db, currentUser(req), guid, change)));
+      },
+      delete: async (req, res) => {
+        const { guid } = parsePath(guidParams, req.params);
+        const d = await deletions.requestDeletion(ctx.db, currentUser(req), guid);
+        res.status(202).json({ deletion_id: d.id, message: d.message });
+      },
     },
-  });
-  route(r, '/subscriptions/:guid', {
-    get: async (req, res) => {
-      const { guid } = parsePath(guidParams, req.params);
-      res.json(presentRecord(await subscriptions.getRecord(ctx.db, currentUser(req), guid)));
-    },
-    patch: async (req, res) => {
-      const { guid } = parsePath(guidParams, req.params);
-      const body = parseBody(patchBody, req.body);
-      const change = { feedUrl: body.new_feed_url, guid: body.new_guid, subscribed: body.is_subscribed };
-      res.json(presentChange(await subscriptions.change(ctx.db, currentUser(req), guid, change)));
-    },
-    delete: async (req, res) => {
-      const { guid } = parsePath(guidParams, req.params);
-      const d = await deletions.requestDeletion(ctx.db, currentUser(req), guid);
-      res.status(202).json({ deletion_id: d.id, message: d.message });
-    },
-  });
+    [user],
+  );
   return r;
 }
 

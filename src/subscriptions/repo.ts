@@ -77,8 +77,12 @@ export async function findMatches(db: Queryable, userId: number, guids: string[]
   return { lastChange, matches };
 }
 
-/** SQL (CTE `stamp`): the change stamp for a write, taken only if the user's last change is still `seen`'s. */
-const STAMP_IF_UNCHANGED = `UPDATE users SET last_change = ${NEXT_STAMP}
+/**
+ * SQL (CTE `stamp`): the change stamp for a write, taken only if the user's last change is still `seen`'s,
+ * and the user's record count raised by the records created (the array at parameter $created).
+ */
+const STAMP_IF_UNCHANGED = (created: number) => `UPDATE users
+     SET last_change = ${NEXT_STAMP}, record_count = record_count + cardinality($${created}::uuid[])
    WHERE id = $1 AND last_change = (SELECT last_change FROM seen)
    RETURNING last_change AS at`;
 
@@ -133,7 +137,7 @@ export async function insertIfAllNew(
                 THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
                   OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
                 ELSE false END AS hit),
-       stamp AS (${STAMP_IF_UNCHANGED}),
+       stamp AS (${STAMP_IF_UNCHANGED(2)}),
        created AS (${INSERT_CREATED(2)})
      SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
     values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged')],
@@ -157,7 +161,7 @@ export async function writeSubscriptions(
   const r = await tx.query<{ at: Date }>({
     name: 'write-subscriptions',
     text: `WITH seen AS (SELECT $2::timestamptz AS last_change),
-       stamp AS (${STAMP_IF_UNCHANGED}),
+       stamp AS (${STAMP_IF_UNCHANGED(3)}),
        created AS (${INSERT_CREATED(3)} RETURNING id, guid),
        resubscribed AS (
          UPDATE subscriptions s
@@ -205,20 +209,9 @@ function listResult(userId: number, rows: ListRow[]): ListResult {
   };
 }
 
-/**
- * One page of all the user's records, in creation order, with the total and the user's last change
- * stamp, read in one statement (one snapshot). The page's first id is found past `offset` entries of the
- * primary key by an index-only scan, and only the page's own rows are read from the table: with OFFSET
- * on the rows themselves, every skipped record was a table read, and for a user whose records lie spread
- * across the table the 20th page of 50 cost a thousand page reads instead of fifty. The LEFT JOIN keeps
- * the user's row when the page is empty. Without `since`, every record shows its first guid.
- */
-export async function listPage(db: Queryable, userId: number, limit: number, offset: number): Promise<ListResult> {
-  const r = await db.query<ListRow>({
-    name: 'list-page',
-    text: `SELECT u.last_change, c.total, p.*
+/** The statement of listPage (exported for the plan test). */
+export const LIST_PAGE = `SELECT u.last_change, u.record_count AS total, p.*
        FROM users u
-      CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id) c
        LEFT JOIN LATERAL (
          SELECT s.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
                 CASE WHEN s.guid_changed IS NULL THEN s.guid ELSE coalesce(
@@ -231,17 +224,34 @@ export async function listPage(db: Queryable, userId: number, limit: number, off
             AND s.id >= (SELECT k.id FROM subscriptions k WHERE k.user_id = u.id ORDER BY k.id LIMIT 1 OFFSET $3)
           ORDER BY s.id
           LIMIT $2) p ON true
-      WHERE u.id = $1`,
+      WHERE u.id = $1`;
+
+/**
+ * One page of all the user's records, in creation order, with their number (kept on the user's row) and
+ * the user's last change stamp, read in one statement (one snapshot). The page's first id is found past `offset` entries of the
+ * primary key by an index-only scan, and only the page's own rows are read from the table: with OFFSET
+ * on the rows themselves, every skipped record was a table read, and for a user whose records lie spread
+ * across the table the 20th page of 50 cost a thousand page reads instead of fifty. The LEFT JOIN keeps
+ * the user's row when the page is empty. Without `since`, every record shows its first guid.
+ */
+export async function listPage(db: Queryable, userId: number, limit: number, offset: number): Promise<ListResult> {
+  const r = await db.query<ListRow>({
+    name: 'list-page',
+    text: LIST_PAGE,
     values: [userId, limit, offset],
   });
   return listResult(userId, r.rows);
 }
 
 /**
- * One page of the user's records changed after `since`, like listPage. A since-sync usually finds a few
- * changes through (user_id, changed), and skips earlier pages with OFFSET. shown_guid is the guid the
- * record had at `since`: the current one if it had it by then, else the earlier guid that was replaced
- * first after `since`.
+ * One page of the user's records changed after `since`, like listPage. The ids of the changed records
+ * are read from the (user_id, changed) index alone (an index-only scan, materialised so that no plan can
+ * walk the primary key and read every record of the user instead: the generic plan of the prepared
+ * statement could, 4-5 times slower for a user whose records lie spread over the table); they are
+ * counted and the page's ids picked from them, and only the page's rows are read, each by a probe of the
+ * primary key (a lateral lookup, which no plan can turn into a scan of the user's records). So a since-sync costs what its
+ * changes cost, whatever the user's size. shown_guid is the guid the record had at `since`: the current
+ * one if it had it by then, else the earlier guid that was replaced first after `since`.
  */
 export async function listPageSince(
   db: Queryable,
@@ -252,9 +262,18 @@ export async function listPageSince(
 ): Promise<ListResult> {
   const r = await db.query<ListRow>({
     name: 'list-page-since',
-    text: `SELECT u.last_change, c.total, p.*
+    text: LIST_PAGE_SINCE,
+    values: [userId, since, limit, offset],
+  });
+  return listResult(userId, r.rows);
+}
+
+/** The statement of listPageSince (exported for the plan test). */
+export const LIST_PAGE_SINCE = `WITH changed AS MATERIALIZED (
+         SELECT c.id FROM subscriptions c WHERE c.user_id = $1 AND c.changed > $2),
+       page AS (SELECT id FROM changed ORDER BY id LIMIT $3 OFFSET $4)
+     SELECT u.last_change, (SELECT count(*) FROM changed) AS total, p.*
        FROM users u
-      CROSS JOIN LATERAL (SELECT count(*) AS total FROM subscriptions s WHERE s.user_id = u.id AND s.changed > $2) c
        LEFT JOIN LATERAL (
          SELECT s.id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
                 CASE WHEN s.guid_changed IS NULL OR s.guid_changed <= $2 THEN s.guid ELSE coalesce(
@@ -262,15 +281,9 @@ export async function listPageSince(
                     WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.replaced_at > $2
                     ORDER BY x.replaced_at, x.seq LIMIT 1),
                   s.guid) END AS shown_guid
-           FROM subscriptions s
-          WHERE s.user_id = u.id AND s.changed > $2
-          ORDER BY s.id
-          LIMIT $3 OFFSET $4) p ON true
-      WHERE u.id = $1`,
-    values: [userId, since, limit, offset],
-  });
-  return listResult(userId, r.rows);
-}
+           FROM page CROSS JOIN LATERAL (SELECT * FROM subscriptions r WHERE r.user_id = $1 AND r.id = page.id LIMIT 1) s
+          ORDER BY s.id) p ON true
+      WHERE u.id = $1`;
 
 /** The record that has this guid, now or earlier; current tells which. */
 export async function findByGuid(
@@ -369,7 +382,11 @@ export async function mergeInto(
      SELECT 1`,
     [userId, from.id, into],
   );
-  await tx.query('DELETE FROM subscriptions WHERE user_id = $1 AND id = $2', [userId, from.id]);
+  await tx.query(
+    `WITH gone AS (DELETE FROM subscriptions WHERE user_id = $1 AND id = $2 RETURNING 1)
+     UPDATE users SET record_count = record_count - (SELECT count(*) FROM gone) WHERE id = $1`,
+    [userId, from.id],
+  );
   await addEarlierGuid(tx, userId, into, from.guid, stamp);
   await addOtherUrl(tx, userId, into, from.url_hash, from.feed_url);
 }

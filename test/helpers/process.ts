@@ -25,12 +25,12 @@ const baseEnv = (extra: Record<string, string>) => ({
 });
 
 /**
- * The environment and node arguments of `npm start` ("cross-env VAR=x node --flags dist/server.js"), so
+ * The environment and node arguments of `npm start` ("exec env VAR=x node --flags dist/server.js"), so
  * that tests run what users run.
  */
 const startCommand = (): { env: Record<string, string>; args: string[] } => {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const words = pkg.scripts.start.split(/\s+/).filter((w) => w !== 'cross-env');
+  const words = pkg.scripts.start.split(/\s+/).filter((w) => w !== 'exec' && w !== 'env');
   const env = Object.fromEntries(words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => w.split('=') as [string, string]));
   return { env, args: words.slice(words.indexOf('node') + 1) };
 };
@@ -47,13 +47,22 @@ process.on('exit', () => {
   }
 });
 
-/** Starts the built server as `npm start` does, without the build step, in its own process group. */
-export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+/**
+ * Starts the built server in its own process group: as `npm start` runs it, without the build step; with
+ * `npm`, through npm itself (`npm start`, its pre-script skipped), so that the group holds npm and node,
+ * as when a person or a service manager starts it.
+ */
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+  { npm = false } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const start = startCommand();
-  const child = spawn(process.execPath, start.args, {
+  const [command, args] = npm ? ['npm', ['start', '--ignore-scripts', '--silent']] : [process.execPath, start.args];
+  const child = spawn(command, args, {
     cwd: root,
-    env: baseEnv({ ...start.env, HOST: '127.0.0.1', PORT: String(port), ...env }),
+    env: baseEnv({ ...(npm ? {} : start.env), HOST: '127.0.0.1', PORT: String(port), ...env }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,16 +1,17 @@
 import pino from 'pino';
 import request from 'supertest';
-import type { Runner } from 'graphile-worker';
 import { deletionTasks } from '../../src/deletions/service';
-import { startWorker } from '../../src/jobs/worker';
+import { startWorker, type Worker } from '../../src/jobs/worker';
 import { ISO_MS, as, expectError, sleep, testApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
-let worker: Runner;
+let worker: Worker;
 beforeAll(async () => {
   t = await testApp();
   const logger = pino({ level: 'silent' });
-  worker = await startWorker({ db: t.db, logger }, [deletionTasks(t.db, logger)], { pollInterval: 100 });
+  worker = await startWorker({ db: t.db, databaseUrl: t.url, logger }, [deletionTasks(t.db, logger)], {
+    pollInterval: 100,
+  });
 });
 afterAll(async () => {
   await worker.stop();

@@ -83,17 +83,22 @@ describe('graceful shutdown', () => {
     expect(exit.at - t0).toBeLessThan(10_000);
   });
 
-  test('a second signal exits at once', async () => {
-    const server = await startServer(env);
+  test('a repeated SIGTERM or SIGINT does not cut the drain short; SIGQUIT exits at once', async () => {
+    const server = await startServer({ ...env, SHUTDOWN_TIMEOUT: '4' });
     const socket = await stuckRequest(server.origin);
     server.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
-    const t0 = Date.now();
     server.kill('SIGTERM');
+    server.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 700));
+    expect(server.log()).not.toMatch(/exiting at once/);
+    const t0 = Date.now();
+    server.kill('SIGQUIT');
     const exit = await server.exited;
     socket.destroy();
     expect(exit.code).toBe(1);
     expect(exit.at - t0).toBeLessThan(1000);
+    expect(server.log()).toMatch(/exiting at once, without draining/);
   });
 
   test('/readyz answers 503 while the server drains', async () => {

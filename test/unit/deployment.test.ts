@@ -7,7 +7,8 @@ const read = (f: string) => readFileSync(path.join(root, f), 'utf8');
 describe('deployment files', () => {
   test('the image starts with the same `npm start` (node dist/server.js) that the process tests run', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.start).toMatch(/^(cross-env ([A-Z_]+=\S+ )+)?node (--[a-z-]+(=\S+)? )*dist\/server\.js$/);
+    // exec: npm's shell is replaced by node, so that npm waits for node's own exit after a signal.
+    expect(pkg.scripts.start).toMatch(/^exec env ([A-Z_]+=\S+ )+node (--[a-z-]+(=\S+)? )*dist\/server\.js$/);
     expect(read('Dockerfile')).toMatch(/^CMD \["npm", "start"/m);
     expect(read('test/helpers/process.ts')).toContain('pkg.scripts.start.split');
     expect(read('Dockerfile')).toMatch(/^ENV[\s\S]*MALLOC_ARENA_MAX=2/m);
