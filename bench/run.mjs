@@ -24,6 +24,7 @@ const env = (k, d) => Number(process.env[k] ?? d);
 const USERS = env('USERS', 20),
   SUBS = env('SUBS', 1000),
   CONN = env('CONN', 16);
+const BIG_SUBS = env('BIG_SUBS', 100_000);
 const SECONDS = env('SECONDS', 6),
   ROUNDS = env('ROUNDS', 3),
   SCALE_USERS = env('SCALE_USERS', 2000);
@@ -386,6 +387,80 @@ try {
     errors: pairs.reduce((n, x) => n + x.basic.errors + x.bearer.errors, 0),
   };
 
+  // urlHash() in SQL, for URLs that are their own matching key (lower-case scheme and host, a path).
+  const URL_HASH = (url) => `encode(substring(sha256(convert_to(${url}, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid`;
+
+  // One user with BIG_SUBS records among the others, against one with SUBS: the first page, a since-sync
+  // that finds 50 changes, and a POST of 100 new feeds, at 4 connections. A user's costs must not grow
+  // with the user's size (a library imported from another service, or years of episode history).
+  const sized = async (name, records) => {
+    await pool.query('INSERT INTO users (username, password_hash) VALUES ($1, $2)', [name, hash]);
+    await pool.query(
+      `INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, is_subscribed, subscription_changed)
+       SELECT u.id, gen_random_uuid(), f.url, ${URL_HASH('f.url')}, true, now() - interval '1 day'
+         FROM users u, generate_series(0, $2::int - 1) k,
+              LATERAL (SELECT 'https://feeds.sized.example/' || u.id || '/' || k || '.xml' AS url) f
+        WHERE u.username = $1`,
+      [name, records],
+    );
+    await pool.query(
+      `UPDATE users u SET record_count = (SELECT count(*) FROM subscriptions s WHERE s.user_id = u.id) WHERE username = $1`,
+      [name],
+    );
+    await pool.query('VACUUM ANALYZE subscriptions');
+    const user = await login(name);
+    const { id } = (await pool.query('SELECT id FROM users WHERE username = $1', [name])).rows[0];
+    const step = Math.floor(records / 50);
+    await markSince(
+      user,
+      Array.from({ length: 50 }, (_, k) => `https://feeds.sized.example/${id}/${k * step}.xml`),
+    );
+    const one = (request) => () => request;
+    const figures = {};
+    for (const [label, make] of [
+      [
+        'get_first_page',
+        one({ method: 'GET', path: '/v1/subscriptions?per_page=50', headers: { authorization: user.bearer } }),
+      ],
+      [
+        'since_50_changes',
+        one({
+          method: 'GET',
+          path: `/v1/subscriptions?since=${encodeURIComponent(user.since)}&per_page=50`,
+          headers: { authorization: user.bearer },
+        }),
+      ],
+      [
+        'post_100_new',
+        () => ({
+          method: 'POST',
+          path: '/v1/subscriptions',
+          headers: { authorization: user.bearer, 'content-type': 'application/json' },
+          body: postBody(`${name}-${seq++}`),
+        }),
+      ],
+    ]) {
+      const r = await load(origin, make, SECONDS, 4);
+      figures[label] = { p50_ms: r.p50, p99_ms: r.p99, errors: r.errors };
+    }
+    return figures;
+  };
+  log(`measuring one user of ${BIG_SUBS} records against one of ${SUBS} ...`);
+  const ofSmall = await sized('sized-small', SUBS);
+  const ofBig = await sized('sized-big', BIG_SUBS);
+  results[`one user of ${BIG_SUBS} vs ${SUBS} records`] = Object.fromEntries(
+    Object.keys(ofSmall).map((k) => [
+      k,
+      {
+        p50_ms: [ofSmall[k].p50_ms, ofBig[k].p50_ms],
+        p99_ms: [ofSmall[k].p99_ms, ofBig[k].p99_ms],
+        p50_ratio: ofBig[k].p50_ms / ofSmall[k].p50_ms,
+        p99_ratio: ofBig[k].p99_ms / ofSmall[k].p99_ms,
+        errors: ofSmall[k].errors + ofBig[k].errors,
+      },
+    ]),
+  );
+
   // Latency at a moderate load (4 connections), before and after loading SCALE_USERS users.
   const latency = async (list) => ({
     get: await load(origin, getPage(list), SECONDS, 4),
@@ -420,8 +495,8 @@ try {
     ).rows.map((r) => r.feed_url);
     const fresh = Array.from({ length: 100 }, (_, k) => `https://plans.bench.example/${k}.xml`);
     try {
-      await explain(repo.listPage(explaining(`GET page ${pages} of 50`), userId, undefined, 50, (pages - 1) * 50));
-      await explain(repo.listPage(explaining('GET since (5 changes)'), userId, mark, 50, 0));
+      await explain(repo.listPage(explaining(`GET page ${pages} of 50`), userId, 50, (pages - 1) * 50));
+      await explain(repo.listPageSince(explaining('GET since (5 changes)'), userId, mark, 50, 0));
       await explain(
         repo.findMatches(
           explaining('POST: match 100 known feeds'),
@@ -449,8 +524,6 @@ try {
     }
     return out;
   };
-  // urlHash() in SQL, for URLs that are their own matching key (lower-case scheme and host, a path).
-  const URL_HASH = (url) => `encode(substring(sha256(convert_to(${url}, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid`;
   if (SCALE_USERS > USERS) {
     log('measuring latency with the base data ...');
     const small = await latency(users);
