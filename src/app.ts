@@ -15,6 +15,7 @@ import { routeTemplate } from './http/method';
 import { opsRoutes } from './http/ops';
 import { countJobs } from './jobs/queue';
 import type { Logger } from './logger';
+import { gpodderRouter } from './gpodder/router';
 import { opaRouter } from './opa/router';
 import { openApiDocument } from './openapi';
 
@@ -96,6 +97,7 @@ export function createApp({
   app.use(metrics.middleware);
   app.use(opsRoutes(db, metrics, state, openApiDocument()));
   app.use('/v1', opaRouter(ctx, limits));
+  app.use(gpodderRouter(ctx, limits));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;

@@ -17,6 +17,8 @@ export class AuthCache {
   private readonly pending = new Map<string, Promise<number | undefined>>();
   /** Off while changes could go unannounced (the listener is not connected). */
   active = true;
+  /** Called whenever the cache is emptied (a credential changed): for caches derived from this one. */
+  private readonly clearListeners: (() => void)[] = [];
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
@@ -69,6 +71,11 @@ export class AuthCache {
   clear(): void {
     this.entries.clear();
     this.pending.clear();
+    for (const l of this.clearListeners) l();
+  }
+
+  onClear(listener: () => void): void {
+    this.clearListeners.push(listener);
   }
 }
 

@@ -37,7 +37,7 @@ export async function updatePassword(
   return r.rows[0]?.id;
 }
 
-/** Removes the user and everything of theirs (subscriptions have no foreign key to users). */
+/** Removes the user and everything of theirs (subscriptions have no foreign key to users; the rest cascade). */
 export async function deleteUser(db: Queryable, username: string): Promise<boolean> {
   const r = await db.query(
     `WITH u AS (DELETE FROM users WHERE username = $1 RETURNING id),
@@ -110,4 +110,127 @@ export async function deleteExpiredTokens(db: Queryable): Promise<number> {
 /** Tells every castsync process to drop its cached credentials (src/auth/cache.ts). */
 export async function announceCredentialChange(db: Queryable): Promise<void> {
   await db.query(`SELECT pg_notify('castsync_auth', '')`);
+}
+
+export async function findUsername(db: Queryable, userId: number): Promise<string | undefined> {
+  const r = await db.query<{ username: string }>('SELECT username FROM users WHERE id = $1', [userId]);
+  return r.rows[0]?.username;
+}
+
+export async function deleteToken(db: Queryable, userId: number, id: number, kinds: TokenKind[]): Promise<boolean> {
+  const r = await db.query('DELETE FROM tokens WHERE user_id = $1 AND id = $2 AND kind = ANY ($3::text[])', [
+    userId,
+    id,
+    kinds,
+  ]);
+  return r.rowCount === 1;
+}
+
+export async function deleteTokenByHash(db: Queryable, hash: Buffer, kind: TokenKind): Promise<void> {
+  await db.query('DELETE FROM tokens WHERE token_hash = $1 AND kind = $2', [hash, kind]);
+}
+
+export type SessionRow = {
+  id: number;
+  kind: TokenKind;
+  label: string | null;
+  created_at: Date;
+  expires_at: Date | null;
+};
+
+/** The user's live sessions: gpodder sessions, and one entry per login (its unused refresh token). */
+export async function listSessions(db: Queryable, userId: number): Promise<SessionRow[]> {
+  const r = await db.query<SessionRow>(
+    `SELECT id, kind, label, created_at, expires_at FROM tokens
+      WHERE user_id = $1 AND (kind = 'session' OR (kind = 'refresh' AND used_at IS NULL))
+        AND (expires_at IS NULL OR expires_at > now())
+      ORDER BY created_at DESC, id DESC`,
+    [userId],
+  );
+  return r.rows;
+}
+
+export async function findToken(db: Queryable, userId: number, id: number): Promise<TokenRow | undefined> {
+  const r = await db.query<TokenRow>(
+    'SELECT id, user_id, kind, token_hash, family, expires_at, used_at FROM tokens WHERE user_id = $1 AND id = $2',
+    [userId, id],
+  );
+  return r.rows[0];
+}
+
+/** Keeps each user's newest `keep` gpodder sessions (clients that keep no cookie make one per sync). */
+export async function trimSessions(db: Queryable, keep: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM tokens t USING (
+       SELECT id, row_number() OVER (PARTITION BY user_id ORDER BY created_at DESC, id DESC) AS n
+         FROM tokens WHERE kind = 'session') old
+      WHERE t.id = old.id AND old.n > $1`,
+    [keep],
+  );
+  return r.rowCount ?? 0;
+}
+
+export async function insertLoginFlow(
+  db: Queryable,
+  pollHash: Buffer,
+  codeHash: Buffer,
+  appName: string,
+): Promise<void> {
+  await db.query('INSERT INTO login_flows (poll_token_hash, code_hash, app_name) VALUES ($1, $2, $3)', [
+    pollHash,
+    codeHash,
+    appName,
+  ]);
+}
+
+/** Approves a live, unapproved flow for the user; false when there is no such flow. */
+export async function approveLoginFlow(
+  db: Queryable,
+  codeHash: Buffer,
+  userId: number,
+  ttlSeconds: number,
+): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE login_flows SET user_id = $2, approved_at = now()
+      WHERE code_hash = $1 AND approved_at IS NULL AND created_at > now() - make_interval(secs => $3)`,
+    [codeHash, userId, ttlSeconds],
+  );
+  return r.rowCount === 1;
+}
+
+/** The app name of a live, unapproved flow. */
+export async function findPendingLoginFlow(
+  db: Queryable,
+  codeHash: Buffer,
+  ttlSeconds: number,
+): Promise<string | undefined> {
+  const r = await db.query<{ app_name: string }>(
+    `SELECT app_name FROM login_flows
+      WHERE code_hash = $1 AND approved_at IS NULL AND created_at > now() - make_interval(secs => $2)`,
+    [codeHash, ttlSeconds],
+  );
+  return r.rows[0]?.app_name;
+}
+
+/** Uses up an approved, live flow: its user and app name, once. */
+export async function useLoginFlow(
+  db: Queryable,
+  pollHash: Buffer,
+  ttlSeconds: number,
+): Promise<{ user_id: number; app_name: string; username: string } | undefined> {
+  const r = await db.query<{ user_id: number; app_name: string; username: string }>(
+    `UPDATE login_flows f SET used_at = now() FROM users u
+      WHERE f.poll_token_hash = $1 AND f.approved_at IS NOT NULL AND f.used_at IS NULL AND u.id = f.user_id
+        AND f.created_at > now() - make_interval(secs => $2)
+      RETURNING f.user_id, f.app_name, u.username`,
+    [pollHash, ttlSeconds],
+  );
+  return r.rows[0];
+}
+
+export async function deleteOldLoginFlows(db: Queryable, ttlSeconds: number): Promise<number> {
+  const r = await db.query(`DELETE FROM login_flows WHERE created_at < now() - make_interval(secs => $1)`, [
+    ttlSeconds,
+  ]);
+  return r.rowCount ?? 0;
 }

@@ -5,7 +5,16 @@ import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { AuthCache } from './cache';
 import * as repo from './repo';
-import { hashPassword, hashToken, looksLikePersonalToken, newToken, sameSecret, verifyPassword } from './secrets';
+import {
+  hashPassword,
+  hashToken,
+  looksLikePersonalToken,
+  newSecret,
+  newToken,
+  sameSecret,
+  verifyPassword,
+  type TokenKind,
+} from './secrets';
 
 /** What authentication needs: the database, the token lifetimes, and the cache of verified credentials. */
 export type AuthContext = Readonly<{
@@ -29,15 +38,23 @@ const basicKey = (username: string, password: string) =>
   'b:' + createHash('sha256').update(`${username}\0${password}`, 'utf8').digest('base64');
 const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
 
-/** The user of a personal access token or an unexpired access token; undefined otherwise. */
-export function authenticateBearer(ctx: AuthContext, token: string): Promise<number | undefined> {
+/** The user of a live token of one of these kinds; undefined otherwise. */
+function authenticateToken(ctx: AuthContext, token: string, kinds: TokenKind[]): Promise<number | undefined> {
   const hash = hashToken(token);
   return ctx.authCache.resolve(tokenKey(hash), async () => {
     const row = await repo.findLiveToken(ctx.db, hash);
-    if (!row || row.kind === 'refresh' || !sameSecret(row.token_hash, hash)) return undefined;
+    if (!row || !kinds.includes(row.kind) || !sameSecret(row.token_hash, hash)) return undefined;
     return { userId: row.user_id, notAfter: row.expires_at?.getTime() };
   });
 }
+
+/** The user of a personal access token or an unexpired access token; undefined otherwise. */
+export const authenticateBearer = (ctx: AuthContext, token: string): Promise<number | undefined> =>
+  authenticateToken(ctx, token, ['access', 'personal']);
+
+/** The user of a gpodder session (the sessionid cookie); undefined otherwise. */
+export const authenticateSession = (ctx: AuthContext, token: string): Promise<number | undefined> =>
+  authenticateToken(ctx, token, ['session']);
 
 /** HTTP Basic: the password is the user's password or one of the user's personal access tokens. */
 export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
@@ -158,11 +175,102 @@ export async function revokePersonalToken(ctx: Admin, id: number): Promise<void>
 
 export const listUsers = (db: Queryable) => repo.listUsers(db);
 
-/** Expired tokens are removed hourly. */
+export const usernameOf = (db: Queryable, userId: number): Promise<string | undefined> => repo.findUsername(db, userId);
+
+// Sessions: the gpodder API's sessionid cookie, and the /v1 logins.
+
+/** A gpodder session lasts a year, as on gpodder.net; a user keeps the newest SESSIONS_KEPT of them. */
+export const SESSION_TTL_SECONDS = 365 * 24 * 3600;
+const SESSIONS_KEPT = 100;
+
+/** Opens a gpodder session for the user: the cookie's value (only its digest is stored). */
+export async function openSession(db: Queryable, userId: number, label: string | undefined): Promise<string> {
+  const t = newToken('session');
+  const expiresAt = new Date(Date.now() + SESSION_TTL_SECONDS * 1000);
+  await repo.insertToken(db, { userId, kind: 'session', hash: t.hash, label: label?.slice(0, 200), expiresAt });
+  return t.token;
+}
+
+/** Ends the gpodder session with this cookie value, if there is one. */
+export async function closeSession(ctx: Admin, token: string): Promise<void> {
+  await repo.deleteTokenByHash(ctx.db, hashToken(token), 'session');
+  await credentialsChanged(ctx);
+}
+
+export type SessionInfo = {
+  id: number;
+  kind: 'gpodder' | 'login';
+  label: string | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+};
+
+export async function listSessions(db: Queryable, userId: number): Promise<SessionInfo[]> {
+  const rows = await repo.listSessions(db, userId);
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind === 'session' ? 'gpodder' : 'login',
+    label: r.label,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }));
+}
+
+/** Revokes one of the user's sessions (a login: all of its tokens); false if the user has no such session. */
+export async function revokeSession(ctx: Admin, userId: number, id: number): Promise<boolean> {
+  const row = await repo.findToken(ctx.db, userId, id);
+  if (!row || (row.kind !== 'session' && row.kind !== 'refresh')) return false;
+  if (row.kind === 'refresh' && row.family) await repo.deleteFamily(ctx.db, userId, row.family);
+  else await repo.deleteToken(ctx.db, userId, id, ['session', 'refresh']);
+  await credentialsChanged(ctx);
+  return true;
+}
+
+// Nextcloud login flow v2.
+
+/** How long an app may wait for its flow's approval. */
+export const LOGIN_FLOW_TTL_SECONDS = 20 * 60;
+
+/** Starts a flow for an app: the token the app polls with, and the code the approval page is named by. */
+export async function startLoginFlow(db: Queryable, appName: string): Promise<{ pollToken: string; code: string }> {
+  const poll = newSecret();
+  const code = newSecret();
+  await repo.insertLoginFlow(db, poll.hash, code.hash, appName.slice(0, 200) || 'an app');
+  return { pollToken: poll.value, code: code.value };
+}
+
+/** The app that asks, while the flow can still be approved. */
+export const pendingLoginFlow = (db: Queryable, code: string): Promise<string | undefined> =>
+  repo.findPendingLoginFlow(db, hashToken(code), LOGIN_FLOW_TTL_SECONDS);
+
+/** The user allows the app in: false when the flow is unknown, expired or already approved. */
+export const approveLoginFlow = (db: Queryable, code: string, userId: number): Promise<boolean> =>
+  repo.approveLoginFlow(db, hashToken(code), userId, LOGIN_FLOW_TTL_SECONDS);
+
+/**
+ * What the app's poll gets once the flow is approved, and only once: the user's name and a new app
+ * password (a personal access token labelled with the app's name). Undefined before approval, after
+ * expiry, and after the first successful poll.
+ */
+export async function pollLoginFlow(
+  db: Db,
+  pollToken: string,
+): Promise<{ loginName: string; appPassword: string } | undefined> {
+  return withTransaction(db, async (tx) => {
+    const flow = await repo.useLoginFlow(tx, hashToken(pollToken), LOGIN_FLOW_TTL_SECONDS);
+    if (!flow) return undefined;
+    const t = newToken('personal');
+    await repo.insertToken(tx, { userId: flow.user_id, kind: 'personal', hash: t.hash, label: flow.app_name });
+    return { loginName: flow.username, appPassword: t.token };
+  });
+}
+
+/** Expired tokens and login flows are removed hourly, and each user's gpodder sessions trimmed. */
 export const authTasks = (db: Db, logger: Logger): TaskList => ({
   tasks: {
     cleanup_tokens: async () => {
-      const n = await repo.deleteExpiredTokens(db);
+      const n = (await repo.deleteExpiredTokens(db)) + (await repo.trimSessions(db, SESSIONS_KEPT));
+      await repo.deleteOldLoginFlows(db, LOGIN_FLOW_TTL_SECONDS);
       if (n > 0) logger.info({ tokens: n }, 'expired tokens removed');
     },
   },

@@ -390,3 +390,65 @@ export async function mergeInto(
   await addEarlierGuid(tx, userId, into, from.guid, stamp);
   await addOtherUrl(tx, userId, into, from.url_hash, from.feed_url);
 }
+
+/** The feed URL and state of every record changed at or after `since` (all without it), in creation order. */
+export async function changesSince(
+  db: Queryable,
+  userId: number,
+  since: Date | undefined,
+): Promise<{ lastChange: Date; rows: { feed_url: string; is_subscribed: boolean }[] }> {
+  const r = await db.query<{ last_change: Date; feed_url: string | null; is_subscribed: boolean | null }>({
+    name: 'changes-since',
+    text: `SELECT u.last_change, c.feed_url, c.is_subscribed
+       FROM users u
+       LEFT JOIN LATERAL (
+         SELECT s.feed_url, s.is_subscribed FROM subscriptions s
+          WHERE s.user_id = u.id AND s.changed >= coalesce($2::timestamptz, '-infinity')
+          ORDER BY s.id) c ON true
+      WHERE u.id = $1`,
+    values: [userId, since ?? null],
+  });
+  const first = r.rows[0];
+  if (!first) throw missingUser(userId);
+  return {
+    lastChange: first.last_change,
+    rows: r.rows.flatMap((x) =>
+      x.feed_url === null ? [] : [{ feed_url: x.feed_url, is_subscribed: !!x.is_subscribed }],
+    ),
+  };
+}
+
+/** The ids of the user's subscribed records that have one of these URL keys (first or other URL). */
+export async function subscribedWithUrls(tx: Queryable, userId: number, hashes: string[]): Promise<number[]> {
+  const r = await tx.query<{ id: number }>(
+    `SELECT s.id FROM subscriptions s
+      WHERE s.user_id = $1 AND s.is_subscribed
+        AND (s.url_hash = ANY ($2::uuid[])
+             OR s.id IN (SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = ANY ($2::uuid[])))`,
+    [userId, arrayLiteral(hashes)],
+  );
+  return r.rows.map((x) => x.id);
+}
+
+export async function markUnsubscribed(tx: Queryable, userId: number, ids: number[], stamp: Date): Promise<void> {
+  await tx.query(
+    `UPDATE subscriptions SET is_subscribed = false, subscription_changed = $3 WHERE user_id = $1 AND id = ANY ($2::bigint[])`,
+    [userId, arrayLiteral(ids), stamp],
+  );
+}
+
+export async function lastChange(db: Queryable, userId: number): Promise<Date> {
+  const r = await db.query<{ last_change: Date }>('SELECT last_change FROM users WHERE id = $1', [userId]);
+  const at = r.rows[0]?.last_change;
+  if (!at) throw missingUser(userId);
+  return at;
+}
+
+/** The user's subscribed feeds, in creation order. */
+export async function subscribedFeeds(db: Queryable, userId: number): Promise<string[]> {
+  const r = await db.query<{ feed_url: string }>(
+    'SELECT feed_url FROM subscriptions WHERE user_id = $1 AND is_subscribed ORDER BY id',
+    [userId],
+  );
+  return r.rows.map((x) => x.feed_url);
+}

@@ -310,3 +310,56 @@ export async function change(db: Db, userId: number, guid: string, wanted: Chang
     return reportOf(diff, stamp);
   });
 }
+
+// For protocols that sync by state changes (gpodder.net v2, Nextcloud): no guids, whole lists.
+
+/** A record's feed and whether it is subscribed (false for unsubscribed and deleted records). */
+export type FeedState = { feedUrl: string; subscribed: boolean };
+
+/**
+ * Every record changed at or after `since` (every record without it), in creation order, and the user's
+ * last change stamp read in the same statement. "At or after": a client that sends back a time a little
+ * before the stamp it was given misses nothing (a change may come twice).
+ */
+export async function changesSince(
+  db: Queryable,
+  userId: number,
+  since: Date | undefined,
+): Promise<{ lastChange: Date; changes: FeedState[] }> {
+  const r = await repo.changesSince(db, userId, since);
+  return {
+    lastChange: r.lastChange,
+    changes: r.rows.map((x) => ({ feedUrl: x.feed_url, subscribed: x.is_subscribed })),
+  };
+}
+
+/**
+ * Unsubscribes the user from each feed that a record has (by any URL it had), in one transaction. A URL
+ * the user has no subscribed record for changes nothing; nothing changed takes no change stamp. Each URL
+ * comes back as it would be stored (null when refused), in input order.
+ */
+export async function unsubscribe(
+  db: Db,
+  userId: number,
+  urls: string[],
+): Promise<{ changedAt: Date | undefined; stored: (string | null)[] }> {
+  const checked = urls.map(checkFeedUrl);
+  const stored = checked.map((c) => (c.ok ? c.feedUrl : null));
+  const hashes = checked.flatMap((c) => (c.ok ? [urlHash(c.key)] : []));
+  if (hashes.length === 0) return { changedAt: undefined, stored };
+  const changedAt = await withTransaction(db, async (tx) => {
+    await lockUser(tx, userId);
+    const ids = await repo.subscribedWithUrls(tx, userId, hashes);
+    if (ids.length === 0) return undefined;
+    const stamp = await takeChangeStamp(tx, userId);
+    await repo.markUnsubscribed(tx, userId, ids, stamp);
+    return stamp;
+  });
+  return { changedAt, stored };
+}
+
+/** The user's last change stamp: what a state-syncing client is told after a write that changed nothing. */
+export const lastChange = (db: Queryable, userId: number): Promise<Date> => repo.lastChange(db, userId);
+
+/** The feeds the user is subscribed to, in the order they were added. */
+export const subscribedFeeds = (db: Queryable, userId: number): Promise<string[]> => repo.subscribedFeeds(db, userId);

@@ -47,11 +47,11 @@ function servedRoutes(app: Express): string[] {
 }
 
 describe('OpenAPI document and docs', () => {
-  test('GET /openapi.json is OpenAPI 3.1 with both auth schemes', async () => {
+  test('GET /openapi.json is OpenAPI 3.1 with the auth schemes of /v1 and of gpodder', async () => {
     const r = await request(t.app).get('/openapi.json');
     expect(r.status).toBe(200);
     expect(r.body.openapi).toBe('3.1.0');
-    expect(Object.keys(r.body.components.securitySchemes).sort()).toEqual(['basic', 'bearer']);
+    expect(Object.keys(r.body.components.securitySchemes).sort()).toEqual(['basic', 'bearer', 'gpodderSession']);
     expect(r.body.components.schemas.Error).toBeDefined();
   });
 

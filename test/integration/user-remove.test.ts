@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { AuthCache } from '../../src/auth/cache';
-import { removeUser } from '../../src/auth/service';
+import { approveLoginFlow, removeUser } from '../../src/auth/service';
 import { as, testApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -43,6 +43,11 @@ test('user remove leaves no row with that user id in any table', async () => {
   );
   expect((await api.del(`/v1/subscriptions/${b!.guid}`)).status).toBe(202);
   await as(t, other).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://example.com/a' }] });
+  // A device and a gpodder session, and an approved login flow.
+  expect((await api.post(`/api/2/devices/${u.name}/phone.json`, { type: 'mobile' })).status).toBe(200);
+  const flow = await request(t.app).post('/index.php/login/v2');
+  const code = decodeURIComponent(new URL(flow.body.login as string).pathname.split('/').pop()!);
+  expect(await approveLoginFlow(t.db, code, u.id)).toBe(true);
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { ApiContext } from '../api-context';
+import * as auth from '../auth/service';
+import { basicCredentials } from '../http/credentials';
+import { HttpError, Unauthorized } from '../http/errors';
+import { clientKey, type FailureLimiter } from '../http/limits';
+
+const COOKIE = 'sessionid';
+/** gpodder clients answer this challenge (mygpoclient sends credentials only after it). */
+export class GpodderUnauthorized extends HttpError {
+  constructor() {
+    super(401, 'User not authorized', { 'WWW-Authenticate': 'Basic realm="castsync"' });
+  }
+}
+
+export function sessionCookie(req: Request): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+function setSessionCookie(req: Request, res: Response, token: string): void {
+  const secure = req.secure ? '; Secure' : '';
+  res.append(
+    'Set-Cookie',
+    `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${auth.SESSION_TTL_SECONDS}${secure}`,
+  );
+}
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    /** The gpodder session the request came with or was given. */
+    session?: string;
+  }
+}
+
+/**
+ * Authentication of every gpodder and Nextcloud route: the sessionid cookie, or HTTP Basic with the
+ * password or an app password (personal access token). A Basic request that came without a valid
+ * cookie gets one; clients that never keep it (Kasts, Nextcloud-mode apps send Basic every time) are
+ * given the same session again while their credentials are cached, rather than a new one per request.
+ * `{user}` in the path must be the authenticated user (any case). Failures count toward the same limits
+ * as /v1, and get a Basic challenge.
+ */
+export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHandler {
+  const usernames = new Map<number, string>();
+  const sessionOfCredentials = new Map<string, string>();
+  ctx.authCache.onClear(() => sessionOfCredentials.clear());
+
+  const basicUser = async (req: Request, res: Response): Promise<number> => {
+    const basic = basicCredentials(req.headers.authorization);
+    if (!basic) throw new GpodderUnauthorized();
+    try {
+      const userId = await limiter.attempt(clientKey(req, basic.username), () =>
+        auth.authenticateBasic(ctx, basic.username, basic.password),
+      );
+      const key = createHash('sha256').update(`${basic.username}\0${basic.password}`).digest('base64');
+      let session = sessionOfCredentials.get(key);
+      if (!session) {
+        session = await auth.openSession(ctx.db, userId, req.headers['user-agent']);
+        if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
+        sessionOfCredentials.set(key, session);
+      }
+      setSessionCookie(req, res, session);
+      res.locals.session = session;
+      return userId;
+    } catch (err) {
+      if (err instanceof Unauthorized) throw new GpodderUnauthorized();
+      throw err;
+    }
+  };
+
+  return async (req, res, next) => {
+    const cookie = sessionCookie(req);
+    const fromCookie = cookie === undefined ? undefined : await auth.authenticateSession(ctx, cookie);
+    if (fromCookie !== undefined) res.locals.session = cookie;
+    const userId = fromCookie ?? (await basicUser(req, res));
+    const named = req.params.user;
+    if (named !== undefined) {
+      let username = usernames.get(userId);
+      if (username === undefined) {
+        username = await auth.usernameOf(ctx.db, userId);
+        if (username !== undefined) usernames.set(userId, username);
+      }
+      if (username?.toLowerCase() !== String(named).toLowerCase()) throw new GpodderUnauthorized();
+    }
+    req.userId = userId;
+    next();
+  };
+}

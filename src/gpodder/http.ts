@@ -1,0 +1,40 @@
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { z } from 'zod';
+import { InvalidInput, NotFound } from '../errors';
+import { BadRequest, NotFound as HttpNotFound, PayloadTooLarge } from '../http/errors';
+
+/** gpodder bodies are 4 MiB at most: a first sync uploads a whole library. */
+const BODY_LIMIT = '4mb';
+
+/** JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text). */
+export const anyJson: RequestHandler = express.json({ type: () => true, limit: BODY_LIMIT, strict: false });
+
+/** The body as text, for the simple API's txt and OPML uploads. */
+export const anyText: RequestHandler = express.text({ type: () => true, limit: BODY_LIMIT });
+
+/** Parses a JSON body (an empty one as `empty`); a mismatch is a 400 naming where. */
+export function parseJsonBody<S extends z.ZodType>(schema: S, body: unknown, empty: unknown = {}): z.output<S> {
+  const r = schema.safeParse(body ?? empty);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
+    throw new BadRequest(`Invalid ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return r.data;
+}
+
+/** Every gpodder answer: no-store (AntennaPod's OkHttp keeps a 20 MB cache). */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.set('Cache-Control', 'no-store');
+  next();
+};
+
+/** The statuses gpodder.net uses: 400 for bad input (a body that is not JSON too), 404 for unknown things. */
+export const gpodderErrors: ErrorRequestHandler = (err: unknown, _req, _res, next) => {
+  const type = (err as { type?: unknown }).type;
+  if (err instanceof InvalidInput) return next(new BadRequest(err.reason));
+  if (err instanceof NotFound) return next(new HttpNotFound());
+  if (type === 'entity.parse.failed') return next(new BadRequest('The body is not valid JSON'));
+  if (type === 'entity.too.large') return next(new PayloadTooLarge('Request body is larger than 4 MiB'));
+  next(err);
+};

@@ -1,0 +1,37 @@
+import { z } from '../http/zod';
+import { DEVICE_TYPES } from '../devices/service';
+import { MAX_URLS } from './feeds';
+
+const urls = z.array(z.string().max(4096)).max(MAX_URLS).default([]);
+
+export const changesBody = z.object({ add: urls, remove: urls }).openapi('GpodderSubscriptionChanges');
+export const changesResponse = z
+  .object({ add: z.array(z.string()), remove: z.array(z.string()), timestamp: z.number().int() })
+  .openapi('GpodderSubscriptionDelta');
+export const pushResponse = z
+  .object({ timestamp: z.number().int(), update_urls: z.array(z.tuple([z.string(), z.string()])) })
+  .openapi('GpodderUploadResult');
+export const deviceBody = z
+  .object({ caption: z.string().max(200).optional(), type: z.string().optional() })
+  .openapi('GpodderDeviceUpdate');
+export const deviceList = z
+  .array(z.object({ id: z.string(), caption: z.string(), type: z.enum(DEVICE_TYPES), subscriptions: z.number().int() }))
+  .openapi('GpodderDevices');
+export const syncDevicesBody = z
+  .object({
+    synchronize: z.array(z.array(z.string())).default([]),
+    'stop-synchronize': z.array(z.string()).default([]),
+  })
+  .openapi('GpodderSyncDevicesChange');
+export const syncDevicesResponse = z
+  .object({ synchronized: z.array(z.array(z.string())), 'not-synchronized': z.array(z.string()) })
+  .openapi('GpodderSyncDevices');
+export const sinceQuery = z.object({
+  since: z.string().optional().openapi({ description: 'Unix seconds; missing or 0: everything', example: '0' }),
+});
+export const loginFlowResponse = z
+  .object({ poll: z.object({ token: z.string(), endpoint: z.string() }), login: z.string() })
+  .openapi('NextcloudLoginFlow');
+export const loginFlowResult = z
+  .object({ server: z.string(), loginName: z.string(), appPassword: z.string() })
+  .openapi('NextcloudLoginFlowResult');

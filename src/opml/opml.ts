@@ -1,0 +1,75 @@
+import { XMLParser } from 'fast-xml-parser';
+
+/** A feed as OPML carries it: its URL and, when known, its title and web page. */
+export type OpmlFeed = { url: string; title?: string | undefined; htmlUrl?: string | undefined };
+
+const escape = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+
+/** RFC 822 date, as OPML's dateCreated wants it. */
+const rfc822 = (d: Date): string => d.toUTCString();
+
+/**
+ * OPML 2.0 of the feeds: `type="rss"` (gPodder needs it), `text` and `title` (the title when known, else
+ * the URL: Anytime needs `text`), `xmlUrl`, and `htmlUrl` when known. UTF-8, attributes escaped.
+ */
+export function buildOpml(title: string, feeds: OpmlFeed[], now = new Date()): string {
+  const outlines = feeds.map((f) => {
+    const name = escape(f.title ?? f.url);
+    const html = f.htmlUrl ? ` htmlUrl="${escape(f.htmlUrl)}"` : '';
+    return `    <outline type="rss" text="${name}" title="${name}" xmlUrl="${escape(f.url)}"${html}/>`;
+  });
+  return [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<opml version="2.0">',
+    `  <head><title>${escape(title)}</title><dateCreated>${rfc822(now)}</dateCreated></head>`,
+    '  <body>',
+    ...outlines,
+    '  </body>',
+    '</opml>',
+    '',
+  ].join('\n');
+}
+
+export class OpmlError extends Error {}
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  // The five XML entities and character references only: no DOCTYPE entities (an expansion bomb
+  // is refused before parsing, and these limits hold even so).
+  processEntities: { enabled: true, maxEntityCount: 0, maxTotalExpansions: 100_000, maxExpandedLength: 4_000_000 },
+  htmlEntities: false,
+  isArray: (name) => name === 'outline',
+});
+
+type Outline = { xmlUrl?: unknown; url?: unknown; text?: unknown; title?: unknown; outline?: Outline[] };
+
+/**
+ * The feeds of an OPML document, in document order, from outlines at any depth that have `xmlUrl` (or
+ * `url`, which some apps write). A document that is not OPML, or declares entities, is an OpmlError.
+ */
+export function parseOpml(xml: string): OpmlFeed[] {
+  if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw new OpmlError('OPML with a DOCTYPE or entity declarations is refused');
+  let doc: { opml?: { body?: { outline?: Outline[] } | string } };
+  try {
+    doc = parser.parse(xml, true) as typeof doc;
+  } catch (err) {
+    throw new OpmlError(`not well-formed XML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const body = doc.opml?.body;
+  if (doc.opml === undefined || body === undefined) throw new OpmlError('not an OPML document (no opml/body)');
+  const feeds: OpmlFeed[] = [];
+  const walk = (outlines: Outline[] | undefined) => {
+    for (const o of outlines ?? []) {
+      const url = typeof o.xmlUrl === 'string' ? o.xmlUrl : typeof o.url === 'string' ? o.url : undefined;
+      if (url) {
+        const title = typeof o.title === 'string' ? o.title : typeof o.text === 'string' ? o.text : undefined;
+        feeds.push({ url: url.trim(), title });
+      }
+      walk(o.outline);
+    }
+  };
+  walk(typeof body === 'object' ? body.outline : undefined);
+  return feeds;
+}

@@ -1,0 +1,227 @@
+import request from 'supertest';
+import { approveLoginFlow, createPersonalToken } from '../../src/auth/service';
+import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+const basic = (u: TestUser) => u.basic;
+const cookieOf = (res: request.Response): string | undefined =>
+  ([res.headers['set-cookie']].flat().filter(Boolean) as string[])
+    .map((c) => /^sessionid=([^;]*)/.exec(c)?.[1])
+    .find((v) => v);
+
+describe('authentication', () => {
+  test('no credentials: 401 with a Basic challenge and the error body', async () => {
+    const u = await t.user();
+    const r = await request(t.app).get(`/api/2/devices/${u.name}.json`);
+    expectError(r, 401, 'User not authorized');
+    expect(r.headers['www-authenticate']).toBe('Basic realm="castsync"');
+    expect(r.headers['cache-control']).toBe('no-store');
+  });
+
+  test('login with Basic and any Content-Type sets an HttpOnly session cookie that then works alone', async () => {
+    const u = await t.user();
+    const login = await request(t.app)
+      .post(`/api/2/auth/${u.name}/login.json`)
+      .set('Authorization', basic(u))
+      .set('Content-Type', 'plain/text')
+      .send('');
+    expect(login.status).toBe(200);
+    expect(login.text).toBe('');
+    const setCookie = String([login.headers['set-cookie']].flat()[0]);
+    expect(setCookie).toMatch(/^sessionid=css_[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=31536000$/);
+    const cookie = cookieOf(login)!;
+    const devices = await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${cookie}`);
+    expect(devices.status).toBe(200);
+    expect(devices.headers['set-cookie']).toBeUndefined();
+    // Stored as a digest only.
+    const stored = await t.db.query(`SELECT count(*)::int AS n FROM tokens WHERE token_hash = sha256($1::bytea)`, [
+      Buffer.from(cookie),
+    ]);
+    expect(stored.rows[0].n).toBe(1);
+    const raw = await t.db.query(`SELECT count(*)::int AS n FROM tokens WHERE encode(token_hash, 'escape') LIKE $1`, [
+      `%${cookie}%`,
+    ]);
+    expect(raw.rows[0].n).toBe(0);
+    // Logout drops that session.
+    const out = await request(t.app).post(`/api/2/auth/${u.name}/logout.json`).set('Cookie', `sessionid=${cookie}`);
+    expect(out.status).toBe(200);
+    const after = await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${cookie}`);
+    expect(after.status).toBe(401);
+  });
+
+  test('{user} must be the authenticated user (any case); an app password works as the Basic password', async () => {
+    const u = await t.user('Case');
+    const other = await t.user();
+    expect((await as(t, u).get(`/api/2/devices/${u.name.toUpperCase()}.json`)).status).toBe(200);
+    expectError(await as(t, u).get(`/api/2/devices/${other.name}.json`), 401);
+    const app = await createPersonalToken({ db: t.db }, u.name, 'phone');
+    const viaApp = 'Basic ' + Buffer.from(`${u.name}:${app.token}`).toString('base64');
+    expect((await as(t, viaApp).get(`/api/2/devices/${u.name}.json`)).status).toBe(200);
+  });
+
+  test('a client that sends Basic on every request keeps getting the same session, not a new one each time', async () => {
+    const u = await t.user();
+    const a = await as(t, u).get(`/api/2/devices/${u.name}.json`);
+    const b = await as(t, u).get(`/api/2/devices/${u.name}.json`);
+    expect(cookieOf(a)).toBeDefined();
+    expect(cookieOf(b)).toBe(cookieOf(a));
+  });
+});
+
+describe('devices and sync-devices', () => {
+  test('upsert with an empty body answers an empty 200; the list has all four fields; bad type or id is 400', async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    const created = await request(t.app)
+      .post(`/api/2/devices/${u.name}/phone.example.org.json`)
+      .set('Authorization', basic(u))
+      .set('Content-Type', 'application/x-www-form-urlencoded')
+      .send('{}');
+    expect(created.status).toBe(200);
+    expect(created.text).toBe('');
+    await api.post(`/api/2/devices/${u.name}/laptop.json`, { caption: 'My laptop', type: 'laptop' });
+    await api.post(`/api/2/subscriptions/${u.name}/laptop.json`, { add: ['https://dev.example/a.xml'], remove: [] });
+    const list = await api.get(`/api/2/devices/${u.name}.json`);
+    expect(list.body).toEqual([
+      { id: 'laptop', caption: 'My laptop', type: 'laptop', subscriptions: 1 },
+      { id: 'phone.example.org', caption: 'phone.example.org', type: 'other', subscriptions: 1 },
+    ]);
+    expectError(await api.post(`/api/2/devices/${u.name}/x.json`, { type: 'toaster' }), 400);
+    expectError(await api.post(`/api/2/devices/${u.name}/bad%20id.json`, {}), 400);
+    const sync = await api.get(`/api/2/sync-devices/${u.name}.json`);
+    expect(sync.body).toEqual({ synchronized: [['laptop', 'phone.example.org']], 'not-synchronized': [] });
+    const posted = await api.post(`/api/2/sync-devices/${u.name}.json`, { synchronize: [['laptop']] });
+    expect(posted.body).toEqual(sync.body);
+  });
+});
+
+describe('subscriptions', () => {
+  test('push then pull: the same store as /v1, URLs as stored, rewritten and refused URLs reported', async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    const pushed = await api.post(`/api/2/subscriptions/${u.name}/dev.json`, {
+      add: ['https://sub.example/a.xml', 'itpc://sub.example/b.xml', 'not a url'],
+      remove: [],
+    });
+    expect(pushed.status).toBe(200);
+    expect(pushed.body).toEqual({
+      timestamp: expect.any(Number),
+      update_urls: [
+        ['itpc://sub.example/b.xml', 'http://sub.example/b.xml'],
+        ['not a url', ''],
+      ],
+    });
+    const v1 = await api.get('/v1/subscriptions');
+    expect(v1.body.subscriptions.map((s: { feed_url: string }) => s.feed_url)).toEqual([
+      'https://sub.example/a.xml',
+      'http://sub.example/b.xml',
+    ]);
+    await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://sub.example/c%20d.xml' }] });
+    const pulled = await api.get(`/api/2/subscriptions/${u.name}/dev.json?since=0`);
+    expect(pulled.body).toEqual({
+      add: ['https://sub.example/a.xml', 'http://sub.example/b.xml', 'https://sub.example/c%20d.xml'],
+      remove: [],
+      timestamp: expect.any(Number),
+    });
+    const removed = await api.post(`/api/2/subscriptions/${u.name}/dev.json`, {
+      add: [],
+      remove: ['HTTPS://SUB.EXAMPLE/a.xml', 'https://unknown.example/x'],
+    });
+    expect(removed.status).toBe(200);
+    const again = await api.get(`/api/2/subscriptions/${u.name}/dev.json?since=${removed.body.timestamp}`);
+    expect(again.body.remove).toEqual(['https://sub.example/a.xml']);
+    const record = (await api.get('/v1/subscriptions')).body.subscriptions[0];
+    expect(record).toMatchObject({ feed_url: 'https://sub.example/a.xml', is_subscribed: false });
+  });
+
+  test('bad input: a URL in add and remove, a since that is not whole seconds, a body that is not JSON', async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    const path = `/api/2/subscriptions/${u.name}/dev.json`;
+    expectError(await api.post(path, { add: ['https://x.example/'], remove: ['https://x.example/'] }), 400);
+    expectError(await api.get(`${path}?since=yesterday`), 400);
+    expectError(await api.get(`${path}?since=1.5`), 400);
+    const notJson = await request(t.app).post(path).set('Authorization', basic(u)).send('{"add": [');
+    expectError(notJson, 400);
+    expectError(await api.post(path, { add: 'https://x.example/' }), 400);
+  });
+});
+
+describe('simple API', () => {
+  test('PUT adds and never removes; GET in opml, json and txt, for the user or a device', async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    const put = (fmt: string, body: string) =>
+      request(t.app).put(`/subscriptions/${u.name}/desk.${fmt}`).set('Authorization', basic(u)).send(body);
+    expect((await put('txt', 'https://s.example/1.xml\nhttps://s.example/2.xml\n')).status).toBe(200);
+    expect((await put('json', '["https://s.example/3.xml"]')).status).toBe(200);
+    const opml =
+      '<?xml version="1.0"?><opml version="2.0"><body><outline text="g"><outline type="rss" text="x" xmlUrl="https://s.example/4.xml?a=1&amp;b=2"/></outline></body></opml>';
+    expect((await put('opml', opml)).status).toBe(200);
+    expect((await put('txt', 'https://s.example/1.xml\n')).status).toBe(200);
+    const json = await api.get(`/subscriptions/${u.name}.json`);
+    expect(json.body).toEqual([
+      'https://s.example/1.xml',
+      'https://s.example/2.xml',
+      'https://s.example/3.xml',
+      'https://s.example/4.xml?a=1&b=2',
+    ]);
+    const txt = await api.get(`/subscriptions/${u.name}/desk.txt`);
+    expect(txt.text.split('\n').filter(Boolean)).toHaveLength(4);
+    const out = await api.get(`/subscriptions/${u.name}.opml`);
+    expect(out.headers['content-type']).toBe('text/x-opml; charset=utf-8');
+    expect(out.text).toContain('<outline type="rss" text="https://s.example/4.xml?a=1&amp;b=2"');
+    expectError(await put('json', '{"not":"a list"}'), 400);
+    expectError(await put('opml', '<opml><body><outline'), 400);
+    expectError(await put('opml', '<!DOCTYPE x [<!ENTITY a "aaaa">]><opml><body/></opml>'), 400);
+    expect((await api.get(`/subscriptions/${u.name}.xml`)).status).toBe(404);
+  });
+});
+
+describe('Nextcloud gpoddersync', () => {
+  test('subscriptions and subscription_change/create, with and without /index.php', async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    for (const prefix of ['/index.php', '']) {
+      const created = await api.post(`${prefix}/apps/gpoddersync/subscription_change/create`, {
+        add: [`https://nc.example${prefix.replace('/', '-')}.xml`],
+        remove: [],
+      });
+      expect(created.status).toBe(200);
+      expect(created.body).toEqual({ timestamp: expect.any(Number) });
+    }
+    const pulled = await api.get('/index.php/apps/gpoddersync/subscriptions?since=0');
+    expect(pulled.body.add).toEqual(['https://nc.example-index.php.xml', 'https://nc.example.xml']);
+  });
+
+  test('login flow v2: poll is 404 until approved, then gives an app password once', async () => {
+    const u = await t.user();
+    const start = await request(t.app).post('/index.php/login/v2').set('User-Agent', 'AntennaPod/3.5');
+    expect(start.status).toBe(200);
+    const { poll, login } = start.body as { poll: { token: string; endpoint: string }; login: string };
+    expect(poll.endpoint).toMatch(/\/index\.php\/login\/v2\/poll$/);
+    const pollPath = new URL(poll.endpoint).pathname;
+    const ask = () => request(t.app).post(pollPath).type('form').send({ token: poll.token });
+    expect((await ask()).status).toBe(404);
+    const page = await request(t.app).get(new URL(login).pathname);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Allow AntennaPod/3.5 to access your account?');
+    const code = decodeURIComponent(new URL(login).pathname.split('/').pop()!);
+    expect(await approveLoginFlow(t.db, code, u.id)).toBe(true);
+    const granted = await ask();
+    expect(granted.status).toBe(200);
+    expect(granted.body).toEqual({
+      server: expect.any(String),
+      loginName: u.name,
+      appPassword: expect.stringMatching(/^csp_/),
+    });
+    expect((await ask()).status).toBe(404);
+    const withApp = 'Basic ' + Buffer.from(`${u.name}:${granted.body.appPassword}`).toString('base64');
+    expect((await as(t, withApp).get('/index.php/apps/gpoddersync/subscriptions')).status).toBe(200);
+  });
+});
