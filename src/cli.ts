@@ -35,6 +35,12 @@ async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   }
 }
 
+async function userIdOf(ctx: Ctx, name: string): Promise<number> {
+  const id = await auth.userIdOf(ctx.db, name);
+  if (id === undefined) throw new auth.AuthInputError(`No user ${name}`);
+  return id;
+}
+
 async function readPassword(fromStdin: boolean): Promise<string> {
   if (fromStdin || !process.stdin.isTTY) {
     const chunks: Buffer[] = [];
@@ -123,6 +129,48 @@ token
     if (!/^\d+$/.test(id)) throw new auth.AuthInputError('The token id is a number');
     await withDatabase((ctx) => auth.revokePersonalToken(ctx, Number(id)));
     console.log(`Token ${id} revoked`);
+  });
+
+const login = program.command('login').description('Nextcloud-mode app logins (login flow v2)');
+login
+  .command('approve')
+  .argument('<code>', 'the code at the end of the page the app opened (/login/flow/CODE)')
+  .argument('<name>', 'the user the app signs in as')
+  .description('allow the app that opened a login flow to sign in as the user (it receives an app password)')
+  .action(async (code: string, name: string) => {
+    await withDatabase(async (ctx) => {
+      const userId = await userIdOf(ctx, name);
+      if (!(await auth.approveLoginFlow(ctx.db, code, userId))) {
+        throw new auth.AuthInputError('No such login flow waiting for approval (flows expire after 20 minutes)');
+      }
+    });
+    console.log(`Approved: the app signs in as ${name} at its next poll`);
+  });
+
+const session = program.command('session').description("a user's sessions (gpodder cookies and /v1 logins)");
+session
+  .command('list')
+  .argument('<name>')
+  .description("list the user's sessions")
+  .action(async (name: string) => {
+    const rows = await withDatabase(async (ctx) => auth.listSessions(ctx.db, await userIdOf(ctx, name)));
+    for (const r of rows) {
+      console.log(`${r.id}\t${r.kind}\tcreated ${r.createdAt.toISOString()}\t${r.label ?? ''}`);
+    }
+  });
+session
+  .command('revoke')
+  .argument('<name>')
+  .argument('<id>', 'a session id from session list')
+  .description("revoke one of the user's sessions")
+  .action(async (name: string, id: string) => {
+    if (!/^\d+$/.test(id)) throw new auth.AuthInputError('The session id is a number');
+    await withDatabase(async (ctx) => {
+      if (!(await auth.revokeSession(ctx, await userIdOf(ctx, name), Number(id)))) {
+        throw new auth.AuthInputError(`No session ${id} of ${name}`);
+      }
+    });
+    console.log(`Session ${id} revoked`);
   });
 
 program

@@ -175,6 +175,9 @@ export async function revokePersonalToken(ctx: Admin, id: number): Promise<void>
 
 export const listUsers = (db: Queryable) => repo.listUsers(db);
 
+export const userIdOf = async (db: Queryable, username: string): Promise<number | undefined> =>
+  (await repo.findUserByName(db, username))?.id;
+
 export const usernameOf = (db: Queryable, userId: number): Promise<string | undefined> => repo.findUsername(db, userId);
 
 // Sessions: the gpodder API's sessionid cookie, and the /v1 logins.

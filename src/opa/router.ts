@@ -8,6 +8,8 @@ import { z } from '../http/zod';
 import { authRoutes, documentAuth, requireUser } from './auth';
 import { deletionRoutes, documentDeletions } from './deletions';
 import { opaErrors } from './errors';
+import { documentOpml, opmlRoutes } from './opml';
+import { documentSessions, sessionRoutes } from './sessions';
 import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -36,11 +38,18 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
   v1.get('/capabilities', (_req, res) => {
     res.json({ capabilities: { 'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } } } });
   });
+  const user = requireUser(ctx, limits.failedAuth);
+  // OPML comes in as XML, before JSON bodies are required.
+  v1.use(opmlRoutes(ctx, user));
   v1.use(requireJsonBody, express.json({ limit: '1mb', type: JSON_TYPES }));
   // Each route authenticates once it is known, so that an unknown path is a 404 and a wrong method a 405
   // whatever the credentials, and the request log and metrics name the route of a 401 too.
-  const user = requireUser(ctx, limits.failedAuth);
-  v1.use(authRoutes(ctx, limits, user), subscriptionRoutes(ctx, user), deletionRoutes(ctx, user));
+  v1.use(
+    authRoutes(ctx, limits, user),
+    sessionRoutes(ctx, user),
+    subscriptionRoutes(ctx, user),
+    deletionRoutes(ctx, user),
+  );
   v1.use(notFound);
   v1.use(opaErrors);
   return v1;
@@ -54,6 +63,8 @@ export const documentOpa: Documenter = (r) => {
     responses: { 200: json(capabilitiesResponse, 'Capabilities') },
   });
   documentAuth(r);
+  documentSessions(r);
   documentSubscriptions(r);
+  documentOpml(r);
   documentDeletions(r);
 };
