@@ -1,0 +1,72 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freshDatabase } from '../helpers/db';
+import { basicAuth, call, cli, startServer, stopServer } from '../helpers/process';
+
+// The real gpodder.net clients, as Debian ships them (python3-mygpoclient, gpodder; .ci/run installs
+// them with apt): mygpoclient's API client, and gPodder's own sync worker, headless.
+
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+beforeAll(async () => {
+  database = await freshDatabase();
+});
+afterAll(() => database.drop());
+
+test('mygpoclient and gPodder sync against castsync, and /v1 sees the one list they share', async () => {
+  const env = { DATABASE_URL: database.url };
+  expect(cli(['user', 'add', 'real', '--password-stdin'], env, 'real-password\n').status).toBe(0);
+  const server = await startServer(env);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'castsync-clients-'));
+  try {
+    await call(server.origin, 'POST', '/v1/subscriptions', basicAuth('real', 'real-password'), {
+      subscriptions: [{ feed_url: 'https://real.example/from-v1.xml' }],
+    });
+    const run = spawnSync(
+      '/usr/bin/python3',
+      [path.join(__dirname, '..', 'clients', 'gpodder_clients.py'), server.origin, 'real', 'real-password', work],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    if (run.status !== 0) throw new Error(`the clients failed (${run.status}):\n${run.stderr}`);
+    const seen = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(seen.devices).toEqual([{ id: 'pyclient', caption: 'mygpoclient test', type: 'desktop', subscriptions: 1 }]);
+    expect(seen.first_pull).toEqual({
+      add: ['https://real.example/from-v1.xml'],
+      remove: [],
+      since: expect.any(Number),
+    });
+    expect(seen.update).toEqual({
+      update_urls: [['itpc://real.example/mygpo-2.xml', 'http://real.example/mygpo-2.xml']],
+      since: expect.any(Number),
+    });
+    expect((seen.pull_since as { add: string[] }).add).toEqual(
+      expect.arrayContaining(['https://real.example/mygpo-1.xml', 'http://real.example/mygpo-2.xml']),
+    );
+    expect(seen.put).toBe(true);
+    expect(seen.simple_get).toEqual([
+      'https://real.example/from-v1.xml',
+      'https://real.example/mygpo-1.xml',
+      'http://real.example/mygpo-2.xml',
+      'https://real.example/simple-put.xml',
+    ]);
+    // gPodder received everything the others added, and uploaded its own.
+    expect(seen.gpodder_received_adds).toEqual(
+      expect.arrayContaining(['https://real.example/from-v1.xml', 'https://real.example/simple-put.xml']),
+    );
+    expect(seen.gpodder_enabled_after).toBe(true);
+    const v1 = await call(server.origin, 'GET', '/v1/subscriptions', basicAuth('real', 'real-password'));
+    expect((v1.body.subscriptions as { feed_url: string }[]).map((s) => s.feed_url).sort()).toEqual(
+      [
+        'http://real.example/mygpo-2.xml',
+        'https://real.example/from-v1.xml',
+        'https://real.example/gpodder-1.xml',
+        'https://real.example/mygpo-1.xml',
+        'https://real.example/simple-put.xml',
+      ].sort(),
+    );
+  } finally {
+    await stopServer(server);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});
