@@ -67,6 +67,10 @@ export function parseGuid(value: string): string | undefined {
 
 const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex');
 
+/** The length of "scheme://" at the start of a URL (the two schemes feed URLs have, without a match). */
+const schemeLength = (url: string): number =>
+  url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : (SCHEME.exec(url)?.[0].length ?? 0);
+
 /**
  * The Podcasting 2.0 guid of a feed: UUIDv5 in the podcast namespace of the URL with its scheme and
  * trailing slashes removed.
@@ -74,7 +78,7 @@ const PODCAST_NAMESPACE = Buffer.from('ead4c236bf5858c6a2c6a6b28d128cb6', 'hex')
 export function podcastGuid(feedUrl: string): string {
   let end = feedUrl.length;
   while (end > 0 && feedUrl.charCodeAt(end - 1) === 0x2f) end--;
-  const name = feedUrl.slice(SCHEME.exec(feedUrl)?.[0].length ?? 0, end);
+  const name = feedUrl.slice(schemeLength(feedUrl), end);
   const h = hash('sha1', Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]), 'hex');
   // The first 128 bits in the 8-4-4-4-12 form, with version 5 and the RFC 9562 variant.
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[parseInt(h[16]!, 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
