@@ -5,6 +5,7 @@ import { NotFound } from '../errors';
 import { addJob } from '../jobs/queue';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
+import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import * as repo from './repo';
 
@@ -49,6 +50,8 @@ export async function performDeletion(db: Db, logger: Logger, deletionId: number
       if (!d || d.status !== 'PENDING') return;
       const stamp = await takeChangeStamp(tx, d.user_id);
       if (await repo.markSubscriptionDeleted(tx, d.user_id, d.subscription_id, stamp)) {
+        // What the user played of the podcast goes with it (docs/clients.md).
+        await episodes.forgetPodcast(tx, d.user_id, d.subscription_id);
         await repo.finishDeletion(tx, d.id, 'SUCCESS', 'Subscription deleted');
       } else {
         await repo.finishDeletion(tx, d.id, 'FAILURE', 'The subscription was already deleted');

@@ -15,6 +15,22 @@ import {
   syncDevicesResponse,
 } from './schemas';
 
+const episodeAction = z
+  .object({
+    podcast: z.string(),
+    episode: z.string(),
+    guid: z.string().optional(),
+    action: z.enum(['download', 'play', 'delete', 'new']),
+    timestamp: z
+      .string()
+      .optional()
+      .openapi({ description: 'YYYY-MM-DDTHH:MM:SS, UTC', example: '2026-11-23T10:15:30' }),
+    device: z.string().optional(),
+    started: z.number().int().optional(),
+    position: z.number().int().optional().openapi({ description: 'Seconds; required for play' }),
+    total: z.number().int().optional(),
+  })
+  .openapi('EpisodeAction');
 const param = (description: string, example: string) => z.string().openapi({ description, example });
 const user = param('The username (any case); must be the authenticated user', 'alice');
 const device = param('A device id: 1-64 characters of A-Z a-z 0-9 . _ -; an unknown one is created', 'phone');
@@ -104,6 +120,26 @@ export const documentGpodder: Documenter = (r) => {
     },
     responses: { 200: empty, 400: error('The body is not in the named format'), ...authErrors },
   });
+  const actions = z.array(episodeAction).openapi('EpisodeActions');
+  const actionsResponse = json(z.object({ actions, timestamp: z.number().int() }), 'Actions, and the next since');
+  const episodesQuery = z.object({
+    since: sinceQuery.shape.since,
+    podcast: z.string().optional().openapi({ description: "One podcast's actions (any URL its subscription has had)" }),
+    device: z.string().optional().openapi({ description: "One device's actions" }),
+    aggregated: z.string().optional().openapi({ description: 'true: only the latest action of each episode' }),
+  });
+  path('get', '/api/2/episodes/{user}.json', 'Episode actions since a time', {
+    request: { ...byUser, query: episodesQuery },
+    responses: { 200: actionsResponse, 400: error('Bad since'), ...authErrors },
+  });
+  path('post', '/api/2/episodes/{user}.json', 'Upload episode actions (all or none)', {
+    request: { ...byUser, ...jsonBody(actions) },
+    responses: {
+      200: json(pushResponse, 'The timestamp, and podcast URLs rewritten'),
+      400: error('An invalid action, named by its index; nothing stored'),
+      ...authErrors,
+    },
+  });
   for (const prefix of NEXTCLOUD_PREFIXES) {
     const nc = (
       method: RouteConfig['method'],
@@ -120,6 +156,20 @@ export const documentGpodder: Documenter = (r) => {
       security: gpodder,
       request: jsonBody(changesBody),
       responses: { 200: json(z.object({ timestamp: z.number().int() }), 'The timestamp'), ...authErrors },
+    });
+    nc('get', '/apps/gpoddersync/episode_action', 'Episode actions since a time', {
+      security: gpodder,
+      request: { query: sinceQuery },
+      responses: { 200: actionsResponse, ...authErrors },
+    });
+    nc('post', '/apps/gpoddersync/episode_action/create', 'Upload episode actions (all or none)', {
+      security: gpodder,
+      request: jsonBody(actions),
+      responses: {
+        200: json(z.object({ timestamp: z.number().int() }), 'The timestamp'),
+        400: error('Invalid action'),
+        ...authErrors,
+      },
     });
     nc('post', '/login/v2', 'Start a login flow (Nextcloud login flow v2)', {
       responses: { 200: json(loginFlowResponse, 'The poll token and endpoint, and the page to open') },

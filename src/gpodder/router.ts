@@ -6,6 +6,7 @@ import type { AuthLimits } from '../http/limits';
 import { route } from '../http/method';
 import { api2Routes } from './api2';
 import { gpodderAuth } from './auth';
+import { episodeRoutes } from './episodes';
 import { gpodderErrors, noStore } from './http';
 import { nextcloudRoutes } from './nextcloud';
 import { simpleRoutes } from './simple';
@@ -18,7 +19,7 @@ export function gpodderRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const r = Router();
   const user = gpodderAuth(ctx, limits.failedAuth);
   r.use(['/api/2', '/subscriptions', '/index.php', '/apps/gpoddersync', '/login'], noStore);
-  r.use(api2Routes(ctx, user), simpleRoutes(ctx, user), nextcloudRoutes(ctx, user));
+  r.use(api2Routes(ctx, user), episodeRoutes(ctx, user), simpleRoutes(ctx, user), nextcloudRoutes(ctx, user));
   // The page a Nextcloud-mode app opens for the user to allow it in. Approval in the browser comes with
   // castsync's web page; until then the server's administrator approves with the CLI.
   route(r, '/login/flow/:code', {

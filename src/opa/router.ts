@@ -7,6 +7,7 @@ import { json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { authRoutes, documentAuth, requireUser } from './auth';
 import { deletionRoutes, documentDeletions } from './deletions';
+import { documentEpisodes, episodeRoutes } from './episodes';
 import { opaErrors } from './errors';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
@@ -49,6 +50,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     sessionRoutes(ctx, user),
     subscriptionRoutes(ctx, user),
     deletionRoutes(ctx, user),
+    episodeRoutes(ctx, user),
   );
   v1.use(notFound);
   v1.use(opaErrors);
@@ -67,4 +69,5 @@ export const documentOpa: Documenter = (r) => {
   documentSubscriptions(r);
   documentOpml(r);
   documentDeletions(r);
+  documentEpisodes(r);
 };

@@ -94,15 +94,17 @@ export const listQuery = z.object({
 });
 export type ListQuery = z.output<typeof listQuery>;
 
-export const listResponse = z
-  .object({
-    total: z.number().int(),
-    page: z.number().int(),
-    per_page: z.number().int(),
-    next: z.string().optional(),
-    previous: z.string().optional(),
-    subscriptions: z.array(subscriptionRecord),
-  })
+/** The envelope of a paged list: the number of items, the page, links to its neighbours. */
+export const pageEnvelope = z.object({
+  total: z.number().int(),
+  page: z.number().int(),
+  per_page: z.number().int(),
+  next: z.string().optional(),
+  previous: z.string().optional(),
+});
+
+export const listResponse = pageEnvelope
+  .extend({ subscriptions: z.array(subscriptionRecord) })
   .openapi('SubscriptionPage');
 
 /** The guid in the path; not a UUID is the contract's 405. */

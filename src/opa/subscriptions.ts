@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
@@ -9,6 +9,7 @@ import { iso } from '../http/timestamps';
 import { parseBody, parsePath, parseQuery } from '../http/validate';
 import * as subscriptions from '../subscriptions/service';
 import { authErrors, secured } from './auth';
+import { pageOf } from './paging';
 import { presentChange, presentOutcomes, presentRecord } from './present';
 import {
   MAX_ITEMS,
@@ -21,20 +22,8 @@ import {
   postBody,
   postResponse,
   subscriptionRecord,
-  type ListQuery,
 } from './schemas';
 
-/** Absolute link to another page, keeping since and per_page; PUBLIC_URL wins over the request's host. */
-function pageLink(ctx: ApiContext, req: Request, q: ListQuery, page: number): string {
-  const base = ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
-  const params = new URLSearchParams();
-  if (q.since) params.set('since', q.since.toISOString());
-  params.set('page', String(page));
-  params.set('per_page', String(q.per_page));
-  return `${base}/v1/subscriptions?${params.toString()}`;
-}
-
-/** The subscription routes; `user` authenticates each request once its route and method are known. */
 export function subscriptionRoutes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
   route(
@@ -48,16 +37,8 @@ export function subscriptionRoutes(ctx: ApiContext, user: RequestHandler): Route
           page: q.page,
           perPage: q.per_page,
         });
-        const pages = Math.ceil(total / q.per_page);
         res.set('Sync-Timestamp', iso(lastChange));
-        res.json({
-          total,
-          page: q.page,
-          per_page: q.per_page,
-          ...(q.page < pages && { next: pageLink(ctx, req, q, q.page + 1) }),
-          ...(q.page > 1 && q.page - 1 <= pages && { previous: pageLink(ctx, req, q, q.page - 1) }),
-          subscriptions: records.map(presentRecord),
-        });
+        res.json({ ...pageOf(ctx, req, '/v1/subscriptions', q, total), subscriptions: records.map(presentRecord) });
       },
       post: async (req, res) => {
         const body = parseBody(postBody, req.body);

@@ -366,7 +366,8 @@ export async function updateRecord(tx: Queryable, userId: number, id: number, se
 
 /**
  * A guid merge: record `from` disappears into record `into`. Its guid and first URL join the history of
- * `into` (the guid replaced at `stamp`), its own history and its deletion requests move over.
+ * `into` (the guid replaced at `stamp`), its own history, its deletion requests and its episode actions
+ * move over.
  */
 export async function mergeInto(
   tx: Queryable,
@@ -378,7 +379,8 @@ export async function mergeInto(
   await tx.query(
     `WITH guids AS (UPDATE subscription_guids SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           urls AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
-          deletion_requests AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
+          deletion_requests AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          actions AS (UPDATE episode_actions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
      SELECT 1`,
     [userId, from.id, into],
   );

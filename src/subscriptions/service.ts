@@ -363,3 +363,7 @@ export const lastChange = (db: Queryable, userId: number): Promise<Date> => repo
 
 /** The feeds the user is subscribed to, in the order they were added. */
 export const subscribedFeeds = (db: Queryable, userId: number): Promise<string[]> => repo.subscribedFeeds(db, userId);
+
+/** The id of the user's record that has (or had) the URL with this key, if any. */
+export const recordIdByUrlKey = (db: Queryable, userId: number, hash: string): Promise<number | undefined> =>
+  repo.findUrlOwner(db, userId, hash);

@@ -82,3 +82,9 @@ export function expectError(res: request.Response, status: number, message?: Reg
 
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The sessionid a gpodder answer set, if any. */
+export const sessionCookieOf = (res: request.Response): string | undefined =>
+  ([res.headers['set-cookie']].flat().filter(Boolean) as string[])
+    .map((c) => /^sessionid=([^;]*)/.exec(c)?.[1])
+    .find((v) => v);

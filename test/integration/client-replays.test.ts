@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { approveLoginFlow } from '../../src/auth/service';
-import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // The call sequences today's apps send, with their headers, replayed through HTTP. Episode actions are
 // not part of these replays yet.
@@ -10,9 +10,6 @@ beforeAll(async () => {
   t = await testApp();
 });
 afterAll(() => t.close());
-
-const cookieOf = (res: request.Response): string =>
-  ([res.headers['set-cookie']].flat() as string[]).map((c) => /^sessionid=([^;]*)/.exec(c)?.[1]).find(Boolean)!;
 
 test('AntennaPod (gpodder.net mode): login with plain/text, then the cookie only', async () => {
   const u: TestUser = await t.user();
@@ -27,7 +24,7 @@ test('AntennaPod (gpodder.net mode): login with plain/text, then the cookie only
     .set('Content-Type', 'plain/text; charset=utf-8')
     .send('');
   expect(login.status).toBe(200);
-  const jar = `sessionid=${cookieOf(login)}`;
+  const jar = `sessionid=${sessionCookieOf(login)}`;
   const withCookie = (r: request.Test) => r.set('Cookie', jar).set('User-Agent', ua);
   const devices = await withCookie(request(t.app).get(`/api/2/devices/${u.name}.json`));
   expect(devices.status).toBe(200);

@@ -1,14 +1,11 @@
 import request from 'supertest';
-import { as, testApp, type TestApp } from '../helpers/app';
+import { as, sessionCookieOf, testApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await testApp();
 });
 afterAll(() => t.close());
-
-const cookieOf = (res: request.Response): string =>
-  ([res.headers['set-cookie']].flat() as string[]).map((c) => /^sessionid=([^;]*)/.exec(c)?.[1]).find(Boolean)!;
 
 describe.each([
   ['sends the timestamp back (AntennaPod, gPodder)', 0],
@@ -54,7 +51,7 @@ describe('sessions through /v1', () => {
   test('a gpodder session and a /v1 login are listed; revoking the gpodder one ends its cookie', async () => {
     const u = await t.user();
     const login = await request(t.app).post(`/api/2/auth/${u.name}/login.json`).set('Authorization', u.basic);
-    const cookie = cookieOf(login);
+    const cookie = sessionCookieOf(login);
     await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password });
     const list = await as(t, u).get('/v1/auth/sessions');
     expect(list.status).toBe(200);

@@ -52,3 +52,24 @@ describe('a POST costs a constant number of statements, whatever its size', () =
     expect(counts).toEqual([3, 3, 3]);
   });
 });
+
+describe('episode actions: one statement per batch', () => {
+  test('a batch of 1, 30 (AntennaPod) or 100 (gPodder) actions is one statement', async () => {
+    const u = await t.user('rt');
+    const c = as(t, u);
+    await c.get(`/api/2/episodes/${u.name}.json`); // credentials cached, session given
+    const counts = [];
+    for (const n of [1, 30, 100]) {
+      const batch = Array.from({ length: n }, (_, i) => ({
+        podcast: 'https://rt.example/feed.xml',
+        episode: `https://rt.example/${n}/${i}.mp3`,
+        action: 'play',
+        timestamp: '2026-11-20T10:00:00',
+        position: i,
+        device: 'phone',
+      }));
+      counts.push(await statements(() => c.post(`/api/2/episodes/${u.name}.json`, batch).expect(200)));
+    }
+    expect(counts).toEqual([1, 1, 1]);
+  });
+});

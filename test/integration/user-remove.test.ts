@@ -48,6 +48,11 @@ test('user remove leaves no row with that user id in any table', async () => {
   const flow = await request(t.app).post('/index.php/login/v2');
   const code = decodeURIComponent(new URL(flow.body.login as string).pathname.split('/').pop()!);
   expect(await approveLoginFlow(t.db, code, u.id)).toBe(true);
+  // Episode actions, and with them each episode's latest.
+  const played = await api.post(`/api/2/episodes/${u.name}.json`, [
+    { podcast: 'https://example.com/a', episode: 'https://example.com/a/1.mp3', action: 'play', position: 5 },
+  ]);
+  expect(played.status).toBe(200);
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);

@@ -44,6 +44,35 @@ test('mygpoclient and gPodder sync against castsync, and /v1 sees the one list t
       expect.arrayContaining(['https://real.example/mygpo-1.xml', 'http://real.example/mygpo-2.xml']),
     );
     expect(seen.put).toBe(true);
+    expect(seen.opml_has_outlines).toBe(4);
+    // Positions and times survive the round trip to the second.
+    expect(seen.episodes).toEqual([
+      {
+        podcast: 'https://real.example/mygpo-1.xml',
+        episode: 'https://real.example/mygpo-1/ep1.mp3',
+        action: 'play',
+        device: 'pyclient',
+        timestamp: '2026-11-20T08:30:15',
+        started: 0,
+        position: 1234,
+        total: 3000,
+      },
+      {
+        podcast: 'https://real.example/mygpo-1.xml',
+        episode: 'https://real.example/mygpo-1/ep2.mp3',
+        action: 'download',
+        device: 'pyclient',
+        timestamp: '2026-11-20T08:31:00',
+        started: null,
+        position: null,
+        total: null,
+      },
+    ]);
+    // gPodder uploaded its play (nothing left queued) and received mygpoclient's.
+    expect(seen.gpodder_pending_episode_actions).toBe(0);
+    expect(seen.gpodder_received_episodes).toEqual(
+      expect.arrayContaining([['https://real.example/mygpo-1/ep1.mp3', 'play', 1234]]),
+    );
     expect(seen.simple_get).toEqual([
       'https://real.example/from-v1.xml',
       'https://real.example/mygpo-1.xml',
@@ -55,6 +84,21 @@ test('mygpoclient and gPodder sync against castsync, and /v1 sees the one list t
       expect.arrayContaining(['https://real.example/from-v1.xml', 'https://real.example/simple-put.xml']),
     );
     expect(seen.gpodder_enabled_after).toBe(true);
+    const gp = await call(
+      server.origin,
+      'GET',
+      '/api/2/episodes/real.json?device=gpodder-desktop',
+      basicAuth('real', 'real-password'),
+    );
+    expect(gp.body.actions).toEqual([
+      expect.objectContaining({
+        episode: 'https://real.example/gpodder-1/ep.mp3',
+        action: 'play',
+        position: 600,
+        started: 10,
+        total: 1800,
+      }),
+    ]);
     const v1 = await call(server.origin, 'GET', '/v1/subscriptions', basicAuth('real', 'real-password'));
     expect((v1.body.subscriptions as { feed_url: string }[]).map((s) => s.feed_url).sort()).toEqual(
       [

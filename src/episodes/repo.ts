@@ -1,0 +1,194 @@
+import { arrayLiteral, type ArrayElement } from '../db/array-literal';
+import { NEXT_STAMP } from '../db/change-stamp';
+import type { Queryable } from '../db/pool';
+import { missingUser } from '../errors';
+
+export type ActionWrite = {
+  podcastUrl: string;
+  podcastHash: string;
+  episodeUrl: string;
+  episodeHash: string;
+  guid: string | null;
+  action: string;
+  at: Date;
+  started: number | null;
+  position: number | null;
+  total: number | null;
+  device: string | null;
+};
+
+/** One field of every row, as an array parameter (times as ISO strings). */
+function column<K extends keyof ActionWrite>(rows: ActionWrite[], k: K): string {
+  return arrayLiteral(
+    rows.map((r): ArrayElement => {
+      const v = r[k];
+      return v instanceof Date ? v.toISOString() : v;
+    }),
+  );
+}
+
+/**
+ * A batch of actions in one statement (so one round trip and one transaction): the user's change stamp,
+ * the devices the batch names (created if new), the actions (an action already stored is skipped), each
+ * linked to the user's record for its podcast (by any URL the record had), and each episode's latest
+ * action. Returns the stamp.
+ */
+export async function insertActions(db: Queryable, userId: number, rows: ActionWrite[]): Promise<Date> {
+  const r = await db.query<{ at: Date }>({
+    name: 'insert-episode-actions',
+    text: `WITH stamp AS (UPDATE users SET last_change = ${NEXT_STAMP} WHERE id = $1 RETURNING last_change AS at),
+       batch AS (
+         SELECT * FROM unnest($2::text[], $3::uuid[], $4::text[], $5::uuid[], $6::text[], $7::text[],
+                              $8::timestamptz[], $9::int[], $10::int[], $11::int[], $12::text[]) WITH ORDINALITY
+             AS b (podcast_url, podcast_hash, episode_url, episode_hash, guid, action, at, started, position, total, device, ord)),
+       devices_named AS (
+         INSERT INTO devices (user_id, device_id, caption)
+         SELECT DISTINCT $1::bigint, device, device FROM batch WHERE device IS NOT NULL
+         ON CONFLICT (user_id, device_id) DO NOTHING),
+       stored AS (
+         INSERT INTO episode_actions (user_id, podcast_url, podcast_hash, subscription_id, episode_url, episode_hash,
+                                      episode_guid, action, at, started, position, total, device_id, changed)
+         SELECT $1, b.podcast_url, b.podcast_hash,
+                (SELECT s.id FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = b.podcast_hash
+                 UNION ALL
+                 SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = b.podcast_hash
+                 LIMIT 1),
+                b.episode_url, b.episode_hash, b.guid, b.action, b.at, b.started, b.position, b.total, b.device, stamp.at
+           FROM batch b CROSS JOIN stamp
+          ORDER BY b.ord
+         ON CONFLICT DO NOTHING
+         RETURNING id, episode_hash, at, changed),
+       latest AS (
+         INSERT INTO episode_latest (user_id, episode_hash, action_id, at, changed)
+         SELECT DISTINCT ON (episode_hash) $1, episode_hash, id, at, changed FROM stored ORDER BY episode_hash, at DESC, id DESC
+         ON CONFLICT (user_id, episode_hash) DO UPDATE
+           SET action_id = excluded.action_id, at = excluded.at, changed = excluded.changed
+           WHERE (excluded.at, excluded.action_id) > (episode_latest.at, episode_latest.action_id))
+     SELECT at FROM stamp`,
+    values: [
+      userId,
+      column(rows, 'podcastUrl'),
+      column(rows, 'podcastHash'),
+      column(rows, 'episodeUrl'),
+      column(rows, 'episodeHash'),
+      column(rows, 'guid'),
+      column(rows, 'action'),
+      column(rows, 'at'),
+      column(rows, 'started'),
+      column(rows, 'position'),
+      column(rows, 'total'),
+      column(rows, 'device'),
+    ],
+  });
+  const at = r.rows[0]?.at;
+  if (!at) throw missingUser(userId);
+  return at;
+}
+
+export type ActionRow = {
+  id: number;
+  podcast_url: string;
+  episode_url: string;
+  episode_guid: string | null;
+  action: string;
+  at: Date;
+  started: number | null;
+  position: number | null;
+  total: number | null;
+  device_id: string | null;
+  changed: Date;
+};
+
+export type ActionFilter = {
+  since: Date | undefined;
+  /** The podcast's URL key, and the record it belongs to (its actions under any URL), if any. */
+  podcastHash?: string | undefined;
+  subscriptionId?: number | undefined;
+  device?: string | undefined;
+};
+
+const ACTION_COLUMNS = `a.id, a.podcast_url, a.episode_url, a.episode_guid, a.action, a.at, a.started, a.position,
+       a.total, a.device_id, a.changed`;
+
+/**
+ * The user's actions stored at or after `since`, in the order stored, with the time of the read; or, aggregated, each episode's latest action, for the episodes whose latest
+ * action changed at or after `since`.
+ */
+export async function findActions(
+  db: Queryable,
+  userId: number,
+  f: ActionFilter,
+  aggregated: boolean,
+): Promise<{ readAt: Date; rows: ActionRow[] }> {
+  const filters = `AND ($3::uuid IS NULL OR a.podcast_hash = $3 OR a.subscription_id = $4)
+                   AND ($5::text IS NULL OR a.device_id = $5)`;
+  const r = await db.query<ActionRow & { read_at: Date }>({
+    name: aggregated ? 'episode-actions-latest' : 'episode-actions-since',
+    text: aggregated
+      ? `SELECT clock_timestamp() AS read_at, x.* FROM users u LEFT JOIN LATERAL (
+           SELECT ${ACTION_COLUMNS} FROM episode_latest l
+             JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+            WHERE l.user_id = u.id AND l.changed >= coalesce($2::timestamptz, '-infinity') ${filters}
+            ORDER BY a.changed, a.id) x ON true
+          WHERE u.id = $1`
+      : `SELECT clock_timestamp() AS read_at, x.* FROM users u LEFT JOIN LATERAL (
+           SELECT ${ACTION_COLUMNS} FROM episode_actions a
+            WHERE a.user_id = u.id AND a.changed >= coalesce($2::timestamptz, '-infinity') ${filters}
+            ORDER BY a.changed, a.id) x ON true
+          WHERE u.id = $1`,
+    values: [userId, f.since ?? null, f.podcastHash ?? null, f.subscriptionId ?? null, f.device ?? null],
+  });
+  const first = r.rows[0];
+  if (!first) throw missingUser(userId);
+  return { readAt: first.read_at, rows: r.rows.filter((x) => x.id !== null) };
+}
+
+/** Removes the actions of a record's podcast (by the record, and by any URL the record has had). */
+export async function deleteActionsOf(db: Queryable, userId: number, subscriptionId: number): Promise<void> {
+  await db.query(
+    `WITH hashes AS (
+       SELECT url_hash FROM subscriptions WHERE user_id = $1 AND id = $2
+       UNION SELECT url_hash FROM subscription_urls WHERE user_id = $1 AND subscription_id = $2),
+     gone AS (
+       DELETE FROM episode_actions a WHERE a.user_id = $1
+          AND (a.subscription_id = $2 OR a.podcast_hash IN (SELECT url_hash FROM hashes))
+       RETURNING a.id)
+     DELETE FROM episode_latest l WHERE l.user_id = $1 AND l.action_id IN (SELECT id FROM gone)`,
+    [userId, subscriptionId],
+  );
+}
+
+/**
+ * Waits for the user's writes under way and keeps new ones out until the transaction ends: after this,
+ * every later write of the user is stamped later than the clock now (FOR SHARE conflicts with the
+ * writers' row lock).
+ */
+export async function holdWriters(tx: Queryable, userId: number): Promise<void> {
+  await tx.query('SELECT 1 FROM users WHERE id = $1 FOR SHARE', [userId]);
+}
+
+/** A page of the user's actions changed after `since`, in the order stored, their number, and the read time. */
+export async function pageActions(
+  db: Queryable,
+  userId: number,
+  since: Date | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ readAt: Date; total: number; rows: (ActionRow & { podcast_guid: string | null })[] }> {
+  const r = await db.query<ActionRow & { podcast_guid: string | null; read_at: Date; action_count: number }>({
+    name: 'episode-actions-page',
+    text: `SELECT clock_timestamp() AS read_at, c.action_count, x.* FROM users u
+       CROSS JOIN LATERAL (SELECT count(*) AS action_count FROM episode_actions a
+                            WHERE a.user_id = u.id AND a.changed > coalesce($2::timestamptz, '-infinity')) c
+       LEFT JOIN LATERAL (
+         SELECT ${ACTION_COLUMNS}, s.guid AS podcast_guid FROM episode_actions a
+           LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
+          WHERE a.user_id = u.id AND a.changed > coalesce($2::timestamptz, '-infinity')
+          ORDER BY a.changed, a.id LIMIT $3 OFFSET $4) x ON true
+      WHERE u.id = $1`,
+    values: [userId, since ?? null, limit, offset],
+  });
+  const first = r.rows[0];
+  if (!first) throw missingUser(userId);
+  return { readAt: first.read_at, total: first.action_count, rows: r.rows.filter((x) => x.id !== null) };
+}

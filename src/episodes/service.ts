@@ -1,0 +1,143 @@
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { InvalidInput } from '../errors';
+import { DEVICE_ID } from '../devices/service';
+import * as subscriptions from '../subscriptions/service';
+import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import * as repo from './repo';
+
+export const ACTIONS = ['download', 'play', 'delete', 'new'] as const;
+export type ActionName = (typeof ACTIONS)[number];
+
+/** What a user did with an episode, as a client reports it (positions in whole seconds). */
+export type EpisodeAction = {
+  podcastUrl: string;
+  episodeUrl: string;
+  guid?: string | undefined;
+  action: ActionName;
+  /** The client's time of the action. */
+  at: Date;
+  started?: number | undefined;
+  position?: number | undefined;
+  total?: number | undefined;
+  device?: string | undefined;
+};
+
+/** A stored action, and the change stamp of the write that stored it. */
+export type StoredAction = EpisodeAction & { changed: Date };
+
+/** Actions in one batch at most: clients send 30 (AntennaPod, Kasts) or 100 (gPodder). */
+export const MAX_ACTIONS = 5000;
+
+function checkAction(a: EpisodeAction, i: number): repo.ActionWrite {
+  const fail = (why: string) => new InvalidInput(`Invalid action ${i}: ${why}`);
+  const podcast = checkFeedUrl(a.podcastUrl);
+  if (!podcast.ok) throw fail(`podcast: ${podcast.problem}`);
+  if (a.episodeUrl === '' || a.episodeUrl.length > 4096) throw fail('episode: a URL of 1-4096 characters');
+  if (!ACTIONS.includes(a.action)) throw fail(`action: one of ${ACTIONS.join(', ')}`);
+  if (a.action === 'play' && a.position === undefined) throw fail('position: required for play');
+  if (a.device !== undefined && !DEVICE_ID.test(a.device)) throw fail('device: 1-64 characters of A-Z a-z 0-9 . _ -');
+  const play = a.action === 'play';
+  return {
+    podcastUrl: podcast.feedUrl,
+    podcastHash: urlHash(podcast.key),
+    episodeUrl: a.episodeUrl,
+    episodeHash: urlHash(a.episodeUrl),
+    guid: a.guid ?? null,
+    action: a.action,
+    at: a.at,
+    started: play ? (a.started ?? null) : null,
+    position: play ? (a.position ?? null) : null,
+    total: play ? (a.total ?? null) : null,
+    device: a.device ?? null,
+  };
+}
+
+/**
+ * Stores a batch of actions, all or none: an invalid action is an InvalidInput naming its index, and
+ * nothing of the batch is stored. One statement whatever the batch's size. An action already stored
+ * (same podcast, episode, action, time, device and position) is not stored again: clients retry whole
+ * batches. Returns the stamp of the write and the podcast URLs rewritten by the URL rules.
+ */
+export async function record(
+  db: Db,
+  userId: number,
+  actions: EpisodeAction[],
+): Promise<{ changedAt: Date; rewritten: [string, string][] }> {
+  const rows = actions.map(checkAction);
+  const rewritten = new Map<string, string>();
+  actions.forEach((a, i) => {
+    if (rows[i]!.podcastUrl !== a.podcastUrl) rewritten.set(a.podcastUrl, rows[i]!.podcastUrl);
+  });
+  const changedAt =
+    rows.length === 0 ? await subscriptions.lastChange(db, userId) : await repo.insertActions(db, userId, rows);
+  return { changedAt, rewritten: [...rewritten] };
+}
+
+/**
+ * The user's actions stored at or after `since` (all without it), in the order stored; `aggregated`: only
+ * each episode's latest action (by the action's own time). `podcast` keeps one podcast's actions, under
+ * any URL its subscription has had; `device` one device's. `readAt` is the clock at the read, taken
+ * while no write of the user is under way: every action stored later has a later stamp. A client can
+ * so be given a `since` close to now, and one that syncs until it has caught up with its clock (Kasts)
+ * stops.
+ */
+export async function since(
+  db: Db,
+  userId: number,
+  q: { since?: Date | undefined; podcast?: string | undefined; device?: string | undefined; aggregated?: boolean },
+): Promise<{ readAt: Date; actions: StoredAction[] }> {
+  const filter: repo.ActionFilter = { since: q.since, device: q.device };
+  if (q.podcast !== undefined) {
+    const podcast = checkFeedUrl(q.podcast);
+    if (!podcast.ok) throw new InvalidInput(`Invalid podcast: ${podcast.problem}`);
+    filter.podcastHash = urlHash(podcast.key);
+    filter.subscriptionId = await subscriptions.recordIdByUrlKey(db, userId, filter.podcastHash);
+  }
+  const r = await withTransaction(db, async (tx) => {
+    await repo.holdWriters(tx, userId);
+    return repo.findActions(tx, userId, filter, q.aggregated === true);
+  });
+  return {
+    readAt: r.readAt,
+    actions: r.rows.map(storedOf),
+  };
+}
+
+const storedOf = (x: repo.ActionRow): StoredAction => ({
+  podcastUrl: x.podcast_url,
+  episodeUrl: x.episode_url,
+  guid: x.episode_guid ?? undefined,
+  action: x.action as ActionName,
+  at: x.at,
+  started: x.started ?? undefined,
+  position: x.position ?? undefined,
+  total: x.total ?? undefined,
+  device: x.device_id ?? undefined,
+  changed: x.changed,
+});
+
+/**
+ * A page of the user's actions stored after `since`, in the order stored, with the podcast's guid when
+ * the action belongs to a subscription; `syncPoint` is what to send as the next `since` (one millisecond
+ * before the read's clock, in whole milliseconds: every later write is stamped after it).
+ */
+export async function page(
+  db: Db,
+  userId: number,
+  q: { since?: Date | undefined; page: number; perPage: number },
+): Promise<{ syncPoint: Date; total: number; actions: (StoredAction & { podcastGuid?: string })[] }> {
+  const r = await withTransaction(db, async (tx) => {
+    await repo.holdWriters(tx, userId);
+    return repo.pageActions(tx, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
+  });
+  const syncPoint = new Date(Math.floor(r.readAt.getTime()) - 1);
+  return {
+    syncPoint,
+    total: r.total,
+    actions: r.rows.map((x) => ({ ...storedOf(x), ...(x.podcast_guid !== null && { podcastGuid: x.podcast_guid }) })),
+  };
+}
+
+/** Removes the actions of a subscription record's podcast (with the record's deletion). */
+export const forgetPodcast = (db: Queryable, userId: number, subscriptionId: number): Promise<void> =>
+  repo.deleteActionsOf(db, userId, subscriptionId);

@@ -1,0 +1,308 @@
+import pino from 'pino';
+import request from 'supertest';
+import { performDeletion } from '../../src/deletions/service';
+import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+const play = (episode: string, position: number, timestamp: string, extra: object = {}) => ({
+  podcast: 'https://ep.example/feed.xml',
+  episode: `https://ep.example/${episode}.mp3`,
+  action: 'play',
+  timestamp,
+  position,
+  ...extra,
+});
+const post = (u: TestUser, body: unknown) => as(t, u).post(`/api/2/episodes/${u.name}.json`, body);
+const get = (u: TestUser, query = '') => as(t, u).get(`/api/2/episodes/${u.name}.json${query}`);
+
+test('a batch is stored and read back with only the fields clients parse, timestamps to the second in UTC', async () => {
+  const u = await t.user();
+  const up = await post(u, [
+    play('e1', 120, '2026-11-20T10:00:00', { started: 0, total: 3600, device: 'phone', guid: 'ep-guid-1' }),
+    {
+      podcast: 'itpc://ep.example/feed.xml',
+      episode: 'https://ep.example/e2.mp3',
+      action: 'DOWNLOAD',
+      timestamp: '2026-11-20T09:00:00.123Z',
+    },
+  ]);
+  expect(up.status).toBe(200);
+  expect(up.body).toEqual({
+    timestamp: expect.any(Number),
+    update_urls: [['itpc://ep.example/feed.xml', 'http://ep.example/feed.xml']],
+  });
+  const down = await get(u, '?since=0');
+  expect(down.body).toEqual({
+    actions: [
+      {
+        podcast: 'https://ep.example/feed.xml',
+        episode: 'https://ep.example/e1.mp3',
+        guid: 'ep-guid-1',
+        action: 'play',
+        timestamp: '2026-11-20T10:00:00',
+        device: 'phone',
+        started: 0,
+        position: 120,
+        total: 3600,
+      },
+      {
+        podcast: 'http://ep.example/feed.xml',
+        episode: 'https://ep.example/e2.mp3',
+        action: 'download',
+        timestamp: '2026-11-20T09:00:00',
+      },
+    ],
+    timestamp: expect.any(Number),
+  });
+  // Devices named in actions exist.
+  expect((await as(t, u).get(`/api/2/devices/${u.name}.json`)).body.map((d: { id: string }) => d.id)).toEqual([
+    'phone',
+  ]);
+});
+
+test('one invalid action is a 400 naming it, and nothing of the batch is stored', async () => {
+  const u = await t.user();
+  const good = play('ok', 10, '2026-11-20T10:00:00');
+  for (const [bad, why] of [
+    [{ ...good, action: 'listen' }, /action 1: action/],
+    [{ ...good, position: undefined }, /action 1: position/],
+    [{ ...good, position: -3 }, /action 1: position/],
+    [{ ...good, timestamp: '20.11.2026' }, /action 1: timestamp/],
+    [{ ...good, timestamp: '2026-02-30T10:00:00' }, /action 1: timestamp/],
+    [{ ...good, podcast: 'feed.xml' }, /action 1: podcast/],
+    [{ ...good, episode: undefined }, /action 1: episode/],
+    [{ ...good, device: 'bad id' }, /action 1: device/],
+    ['not an object', /action 1: not an object/],
+  ] as const) {
+    const r = await post(u, [good, bad]);
+    expectError(r, 400, why);
+  }
+  expectError(await post(u, { not: 'a list' }), 400);
+  expect((await get(u)).body.actions).toEqual([]);
+});
+
+test('a batch retried after a timeout stores nothing twice; a missing timestamp is the time received', async () => {
+  const u = await t.user();
+  const batch = [play('r1', 30, '2026-11-20T10:00:00'), play('r2', 40, '2026-11-20T10:01:00', { device: 'd' })];
+  await post(u, batch);
+  await post(u, batch);
+  expect((await get(u)).body.actions).toHaveLength(2);
+  const before = Date.now();
+  await post(u, [{ podcast: 'https://ep.example/feed.xml', episode: 'https://ep.example/now.mp3', action: 'new' }]);
+  const now = (await get(u)).body.actions.find((a: { action: string }) => a.action === 'new');
+  expect(Math.abs(Date.parse(`${now.timestamp}Z`) - before)).toBeLessThan(5000);
+});
+
+test('aggregated: the latest action of each episode by its own time; filters by podcast (any of its URLs) and device', async () => {
+  const u = await t.user();
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://old.example/feed.xml' }] });
+  const guid = (await as(t, u).get('/v1/subscriptions')).body.subscriptions[0].guid;
+  await post(u, [
+    { ...play('a', 100, '2026-11-20T10:00:00', { device: 'phone' }), podcast: 'https://old.example/feed.xml' },
+    { ...play('a', 50, '2026-11-20T09:00:00', { device: 'laptop' }), podcast: 'https://old.example/feed.xml' },
+  ]);
+  // The feed moves; actions under the new URL belong to the same podcast.
+  await as(t, u).patch(`/v1/subscriptions/${guid}`, { new_feed_url: 'https://new.example/feed.xml' });
+  await post(u, [
+    { ...play('b', 7, '2026-11-20T11:00:00', { device: 'laptop' }), podcast: 'https://new.example/feed.xml' },
+  ]);
+  await post(u, [play('c', 1, '2026-11-20T12:00:00')]);
+  const latest = (await get(u, '?aggregated=true')).body.actions as { episode: string; position: number }[];
+  expect(latest.map((a) => [a.episode, a.position]).sort()).toEqual([
+    ['https://ep.example/a.mp3', 100],
+    ['https://ep.example/b.mp3', 7],
+    ['https://ep.example/c.mp3', 1],
+  ]);
+  const ofPodcast = (await get(u, `?podcast=${encodeURIComponent('https://old.example/feed.xml')}`)).body.actions;
+  expect(ofPodcast.map((a: { episode: string }) => a.episode).sort()).toEqual([
+    'https://ep.example/a.mp3',
+    'https://ep.example/a.mp3',
+    'https://ep.example/b.mp3',
+  ]);
+  const ofLaptop = (await get(u, '?device=laptop')).body.actions;
+  expect(ofLaptop.map((a: { position: number }) => a.position).sort()).toEqual([50, 7]);
+});
+
+test('two devices: the phone plays to 600 s, the laptop sees 600; the laptop plays to 900, the phone sees 900', async () => {
+  const u = await t.user();
+  let phoneSince = 0;
+  let laptopSince = 0;
+  const sync = async (device: string, since: number, upload: object[]) => {
+    if (upload.length)
+      await post(
+        u,
+        upload.map((a) => ({ ...a, device })),
+      );
+    const r = await get(u, `?since=${since}&aggregated=true`);
+    return r.body as { actions: { episode: string; position: number }[]; timestamp: number };
+  };
+  const ep = { podcast: 'https://two.example/feed.xml', episode: 'https://two.example/1.mp3', action: 'play' };
+  let r = await sync('phone', phoneSince, [{ ...ep, position: 600, timestamp: '2026-11-21T08:00:00' }]);
+  phoneSince = r.timestamp;
+  r = await sync('laptop', laptopSince, []);
+  expect(r.actions.find((a) => a.episode === ep.episode)?.position).toBe(600);
+  laptopSince = r.timestamp;
+  r = await sync('laptop', laptopSince, [{ ...ep, position: 900, timestamp: '2026-11-21T20:00:00' }]);
+  r = await sync('phone', phoneSince, []);
+  expect(r.actions.find((a) => a.episode === ep.episode)?.position).toBe(900);
+});
+
+test('Kasts: it keeps fetching while the timestamp is over 10 s behind its clock and actions come; it stops', async () => {
+  const u = await t.user();
+  await post(u, [play('k', 5, '2026-11-20T10:00:00')]);
+  await sleep(1200);
+  let since = 0;
+  let rounds = 0;
+  for (;;) {
+    const r = await get(u, `?since=${since}&aggregated=${rounds === 0}`);
+    rounds++;
+    since = (r.body.timestamp as number) + 1;
+    const behind = Date.now() / 1000 - (r.body.timestamp as number);
+    if (!(behind > 10 && r.body.actions.length > 0)) break;
+    expect(rounds).toBeLessThan(5);
+  }
+  expect(rounds).toBeLessThanOrEqual(2);
+  // And the next sync, a little later, returns nothing new.
+  expect((await get(u, `?since=${since}`)).body.actions).toEqual([]);
+});
+
+test('lossless: readers following T and T + 1 miss no action while writers upload', async () => {
+  const u = await t.user();
+  const seen = [new Set<string>(), new Set<string>()];
+  const since = [0, 0];
+  let writing = true;
+  let n = 0;
+  const writers = Array.from({ length: 3 }, async (_, w) => {
+    while (writing) {
+      const k = n++;
+      await post(u, [play(`w${w}-${k}`, k, '2026-11-20T10:00:00', { device: `w${w}` })]);
+    }
+  });
+  const readers = [0, 1].map(async (plus) => {
+    while (writing) {
+      const r = await get(u, `?since=${since[plus]}`);
+      for (const a of r.body.actions as { episode: string }[]) seen[plus]!.add(a.episode);
+      since[plus] = (r.body.timestamp as number) + plus;
+    }
+  });
+  await sleep(2000);
+  writing = false;
+  await Promise.all([...writers, ...readers]);
+  const all = new Set(((await get(u)).body.actions as { episode: string }[]).map((a) => a.episode));
+  for (const plus of [0, 1]) {
+    const r = await get(u, `?since=${since[plus]}`);
+    for (const a of r.body.actions as { episode: string }[]) seen[plus]!.add(a.episode);
+    expect([...all].filter((e) => !seen[plus]!.has(e))).toEqual([]);
+  }
+  expect(all.size).toBeGreaterThan(10);
+});
+
+test('Nextcloud-mode: create and read actions without a device, with and without /index.php', async () => {
+  const u = await t.user();
+  const created = await as(t, u).post('/index.php/apps/gpoddersync/episode_action/create', [
+    {
+      podcast: 'https://nc.example/feed.xml',
+      episode: 'https://nc.example/1.mp3',
+      action: 'PLAY',
+      timestamp: '2026-11-20T10:00:00',
+      started: 0,
+      position: 61,
+      total: 120,
+      guid: 'g1',
+    },
+  ]);
+  expect(created.status).toBe(200);
+  expect(created.body).toEqual({ timestamp: expect.any(Number) });
+  const read = await as(t, u).get('/apps/gpoddersync/episode_action?since=0');
+  expect(read.body.actions).toEqual([
+    {
+      podcast: 'https://nc.example/feed.xml',
+      episode: 'https://nc.example/1.mp3',
+      guid: 'g1',
+      action: 'play',
+      timestamp: '2026-11-20T10:00:00',
+      started: 0,
+      position: 61,
+      total: 120,
+    },
+  ]);
+});
+
+test('deleting the subscription removes its actions; other podcasts keep theirs', async () => {
+  const u = await t.user();
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://gone.example/feed.xml' }] });
+  const guid = (await as(t, u).get('/v1/subscriptions')).body.subscriptions[0].guid;
+  await post(u, [
+    { ...play('x', 1, '2026-11-20T10:00:00'), podcast: 'https://gone.example/feed.xml' },
+    play('kept', 2, '2026-11-20T10:00:00'),
+  ]);
+  const d = await as(t, u).del(`/v1/subscriptions/${guid}`);
+  expect(d.status).toBe(202);
+  // No worker runs in this app: perform the deletion the way the worker does.
+  await performDeletion(t.db, pino({ level: 'silent' }), d.body.deletion_id);
+  const left = (await get(u)).body.actions as { episode: string }[];
+  expect(left.map((a) => a.episode)).toEqual(['https://ep.example/kept.mp3']);
+  expect((await get(u, '?aggregated=true')).body.actions).toHaveLength(1);
+});
+
+test('another user sees none of these actions, and {user} must be the signed-in user', async () => {
+  const u = await t.user();
+  const other = await t.user();
+  await post(u, [play('mine', 1, '2026-11-20T10:00:00')]);
+  expect((await get(other)).body.actions).toEqual([]);
+  expectError(await as(t, other).get(`/api/2/episodes/${u.name}.json`), 401);
+  expect((await request(t.app).get(`/api/2/episodes/${u.name}.json`)).status).toBe(401);
+});
+
+test('/v1/episodes: the same actions for OPA clients, paged, with a Sync-Timestamp that loses nothing', async () => {
+  const u = await t.user();
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://opa-ep.example/feed.xml' }] });
+  const podcastGuid = (await as(t, u).get('/v1/subscriptions')).body.subscriptions[0].guid;
+  await post(u, [
+    {
+      ...play('p1', 90, '2026-11-20T10:00:00', { device: 'phone', guid: 'e-1', total: 300 }),
+      podcast: 'https://opa-ep.example/feed.xml',
+    },
+    {
+      podcast: 'https://other.example/feed.xml',
+      episode: 'https://other.example/2.mp3',
+      action: 'download',
+      timestamp: '2026-11-20T11:00:00',
+    },
+  ]);
+  const first = await as(t, u).get('/v1/episodes?per_page=1');
+  expect(first.status).toBe(200);
+  expect(first.headers['sync-timestamp']).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  expect(first.body).toEqual({
+    total: 2,
+    page: 1,
+    per_page: 1,
+    next: expect.stringContaining('/v1/episodes?page=2&per_page=1'),
+    episodes: [
+      {
+        podcast_url: 'https://opa-ep.example/feed.xml',
+        podcast_guid: podcastGuid,
+        episode_guid: 'e-1',
+        enclosure_url: 'https://ep.example/p1.mp3',
+        status: 'play',
+        playback_position: 90,
+        total: 300,
+        device: 'phone',
+        timestamp: '2026-11-20T10:00:00.000Z',
+      },
+    ],
+  });
+  const since = first.headers['sync-timestamp'] as string;
+  expect((await as(t, u).get(`/v1/episodes?since=${encodeURIComponent(since)}`)).body.total).toBe(0);
+  await post(u, [play('p2', 1, '2026-11-20T12:00:00')]);
+  const later = await as(t, u).get(`/v1/episodes?since=${encodeURIComponent(since)}`);
+  expect(later.body.episodes.map((e: { enclosure_url: string }) => e.enclosure_url)).toEqual([
+    'https://ep.example/p2.mp3',
+  ]);
+  expect((await as(t, u).get('/v1/episodes?since=yesterday')).status).toBe(400);
+});
