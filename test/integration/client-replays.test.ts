@@ -2,8 +2,8 @@ import request from 'supertest';
 import { approveLoginFlow } from '../../src/auth/service';
 import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 
-// The call sequences today's apps send, with their headers, replayed through HTTP. Episode actions are
-// not part of these replays yet.
+// The call sequences today's apps send, with their headers, replayed through HTTP. A Nextcloud-mode app's
+// episode actions (no device field) are in episodes.test.ts.
 
 let t: TestApp;
 beforeAll(async () => {
@@ -110,4 +110,74 @@ test('a Nextcloud-mode app: login flow v2 with polling, then Basic with the app 
   expect(pulled.body).toEqual({ add: ['https://replay.example/nc.xml'], remove: [], timestamp: expect.any(Number) });
   const sessions = await as(t, u).get('/v1/auth/sessions');
   expect(sessions.body.some((s: { label?: string }) => s.label === ua)).toBe(true);
+});
+
+test('AntennaPod episode sync: batches of 30 with its timestamp format, then the other device resumes from position', async () => {
+  const u = await t.user();
+  const ua = 'AntennaPod/3.6.1';
+  const login = await request(t.app)
+    .post(`/api/2/auth/${u.name}/login.json`)
+    .set('Authorization', u.basic)
+    .set('User-Agent', ua)
+    .send('');
+  const jar = `sessionid=${sessionCookieOf(login)}`;
+  const actions = Array.from({ length: 45 }, (_, i) => ({
+    podcast: 'https://replay.example/ap.xml',
+    episode: `https://replay.example/ap/${i}.mp3`,
+    guid: `ap-${i}`,
+    action: 'play',
+    // AntennaPod writes UTC without a zone.
+    timestamp: `2026-11-22T07:${String(i).padStart(2, '0')}:05`,
+    started: 0,
+    position: 100 + i,
+    total: 1800,
+  }));
+  let since = 0;
+  for (let i = 0; i < actions.length; i += 30) {
+    const up = await request(t.app)
+      .post(`/api/2/episodes/${u.name}.json`)
+      .set('Cookie', jar)
+      .set('User-Agent', ua)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(actions.slice(i, i + 30)));
+    expect(up.status).toBe(200);
+    expect(up.body.update_urls).toEqual([]);
+    since = up.body.timestamp as number;
+  }
+  expect(since).toBeGreaterThan(0);
+  // Another device (Basic) reads everything and resumes episode 44 at its position.
+  const all = await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0`);
+  expect(all.body.actions).toHaveLength(45);
+  expect(all.body.actions.find((a: { guid: string }) => a.guid === 'ap-44')).toMatchObject({
+    position: 144,
+    timestamp: '2026-11-22T07:44:05',
+  });
+});
+
+test('Kasts episode sync: a first sync with aggregated=true, then since = timestamp + 1 until caught up', async () => {
+  const u = await t.user();
+  const kasts = (r: request.Test) => r.set('Authorization', u.basic).set('User-Agent', 'Kasts/23.08');
+  for (const position of [10, 20, 30]) {
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      {
+        podcast: 'https://replay.example/k.xml',
+        episode: 'https://replay.example/k/1.mp3',
+        action: 'play',
+        position,
+        timestamp: `2026-11-22T08:00:${position}`,
+      },
+    ]);
+  }
+  const first = await kasts(request(t.app).get(`/api/2/episodes/${u.name}.json?since=0&aggregated=true`));
+  expect(first.body.actions).toEqual([expect.objectContaining({ position: 30 })]);
+  let since = (first.body.timestamp as number) + 1;
+  let requests = 1;
+  while (Date.now() / 1000 - (since - 1) > 10) {
+    const r = await kasts(request(t.app).get(`/api/2/episodes/${u.name}.json?since=${since}`));
+    requests++;
+    if (r.body.actions.length === 0) break;
+    since = (r.body.timestamp as number) + 1;
+    expect(requests).toBeLessThan(4);
+  }
+  expect(requests).toBeLessThanOrEqual(2);
 });
