@@ -461,6 +461,187 @@ try {
     ]),
   );
 
+  // The gpodder.net v2 door, against the equivalent /v1 request, in the same run: a pull that finds 50
+  // changes of a user's 1,000 (with the session cookie, as AntennaPod and mygpoclient; and with Basic on
+  // every request, as Kasts), and pushes of 100 and 1,000 new feeds (a first sync).
+  log('measuring the gpodder API against /v1 ...');
+  const ratioRow = (g, o) => ({
+    gpodder_rps: g.rps,
+    opa_rps: o.rps,
+    ratio: g.rps / o.rps,
+    gpodder_p99_ms: g.p99,
+    opa_p99_ms: o.p99,
+    errors: g.errors + o.errors,
+  });
+  const pullMark = Date.now();
+  await sleep(1100);
+  for (const [u, user] of users.entries()) {
+    const login = await fetch(`${origin}/api/2/auth/${user.name}/login.json`, {
+      method: 'POST',
+      headers: { authorization: user.basic },
+    });
+    user.cookie = /sessionid=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1];
+    const r = await json(
+      origin,
+      'POST',
+      '/v1/subscriptions',
+      { authorization: user.bearer },
+      {
+        subscriptions: Array.from({ length: 50 }, (_, k) => ({
+          feed_url: `https://feeds.bench.example/${u}/show-${k * 19}/feed.xml`,
+        })),
+      },
+    );
+    if (r.status !== 200) throw new Error(`gpodder mark POST ${r.status}`);
+  }
+  const pullSince = Math.ceil(pullMark / 1000);
+  const opaSince = encodeURIComponent(new Date(pullMark).toISOString());
+  const gpodderPull = (auth) => (i) => {
+    const u = users[i % users.length];
+    return {
+      method: 'GET',
+      path: `/api/2/subscriptions/${u.name}/bench.json?since=${pullSince}`,
+      headers: auth === 'cookie' ? { cookie: `sessionid=${u.cookie}` } : { authorization: u.basic },
+    };
+  };
+  const opaPull = (i) => ({
+    method: 'GET',
+    path: `/v1/subscriptions?since=${opaSince}&per_page=50`,
+    headers: { authorization: users[i % users.length].bearer },
+  });
+  const check = await json(origin, 'GET', gpodderPull('basic')(0).path, { authorization: users[0].basic });
+  if (check.body.add.length !== 50) throw new Error(`the gpodder pull found ${check.body.add.length} changes, not 50`);
+  const pushBody = (n, tag) =>
+    JSON.stringify({
+      add: Array.from({ length: n }, (_, k) => `https://push.bench.example/${tag}/${seq}/${k}.xml`),
+      remove: [],
+    });
+  const postBodyOf = (n, tag) =>
+    JSON.stringify({
+      subscriptions: Array.from({ length: n }, (_, k) => ({
+        feed_url: `https://push.bench.example/${tag}/${seq}/${k}.xml`,
+      })),
+    });
+  const gpodderPush = (n) => (i) => {
+    const u = users[i % users.length];
+    return {
+      method: 'POST',
+      path: `/api/2/subscriptions/${u.name}/bench.json`,
+      headers: { cookie: `sessionid=${u.cookie}`, 'content-type': 'application/json' },
+      body: pushBody(n, `g${n}-${seq++}`),
+    };
+  };
+  const opaPush = (n) => (i) => ({
+    method: 'POST',
+    path: '/v1/subscriptions',
+    headers: { authorization: users[i % users.length].bearer, 'content-type': 'application/json' },
+    body: postBodyOf(n, `o${n}-${seq++}`),
+  });
+  const gpodderFigures = {};
+  for (const [name, g, o] of [
+    ['pull 50 changes (cookie)', gpodderPull('cookie'), opaPull],
+    ['pull 50 changes (Basic every request)', gpodderPull('basic'), opaPull],
+    ['push 100 new feeds', gpodderPush(100), opaPush(100)],
+    ['push 1,000 new feeds', gpodderPush(1000), opaPush(1000)],
+  ]) {
+    const rows = [];
+    for (let r = 0; r < ROUNDS; r++) rows.push([await load(origin, g), await load(origin, o)]);
+    const mid = (f) => median(rows.map(f));
+    gpodderFigures[name] = ratioRow(
+      { rps: mid((x) => x[0].rps), p99: mid((x) => x[0].p99), errors: rows.reduce((n, x) => n + x[0].errors, 0) },
+      { rps: mid((x) => x[1].rps), p99: mid((x) => x[1].p99), errors: rows.reduce((n, x) => n + x[1].errors, 0) },
+    );
+  }
+  results['gpodder vs /v1'] = gpodderFigures;
+  await pool.query(`DELETE FROM subscriptions WHERE feed_url LIKE 'https://push.bench.example/%'`);
+  await pool.query('UPDATE users u SET record_count = (SELECT count(*) FROM subscriptions s WHERE s.user_id = u.id)');
+
+  // Episode actions: a user with 20,000 actions over 200 podcasts (one episode each, a hundred plays of
+  // it) against one with 200, at 16 connections: a batch of 30 plays (AntennaPod's), a since that finds 50
+  // actions, and the aggregated view (200 episodes for both).
+  log('measuring episode actions: 20,000 against 200 per user ...');
+  const actionsOf = async (name, perEpisode) => {
+    await pool.query('INSERT INTO users (username, password_hash) VALUES ($1, $2)', [name, hash]);
+    const user = await login(name);
+    const all = [];
+    for (let k = 0; k < perEpisode; k++) {
+      for (let p = 0; p < 200; p++) {
+        all.push({
+          podcast: `https://ep.bench.example/${p}/feed.xml`,
+          episode: `https://ep.bench.example/${p}/1.mp3`,
+          action: 'play',
+          timestamp: new Date(Date.UTC(2026, 0, 1) + k * 60_000).toISOString().slice(0, 19),
+          position: k,
+          device: 'seed',
+        });
+      }
+    }
+    for (let i = 0; i < all.length; i += 2000) {
+      const r = await json(
+        origin,
+        'POST',
+        `/api/2/episodes/${name}.json`,
+        { authorization: user.basic },
+        all.slice(i, i + 2000),
+      );
+      if (r.status !== 200) throw new Error(`episode seed ${r.status}`);
+    }
+    const mark = Date.now();
+    await sleep(1100);
+    const fifty = Array.from({ length: 50 }, (_, k) => ({
+      ...all[k],
+      timestamp: '2026-11-01T00:00:00',
+      device: 'mark',
+    }));
+    await json(origin, 'POST', `/api/2/episodes/${name}.json`, { authorization: user.basic }, fifty);
+    await pool.query('VACUUM ANALYZE episode_actions');
+    const get = (query) => () => ({
+      method: 'GET',
+      path: `/api/2/episodes/${name}.json?${query}`,
+      headers: { authorization: user.basic },
+    });
+    const since = Math.ceil(mark / 1000);
+    const sinceCheck = await json(origin, 'GET', `/api/2/episodes/${name}.json?since=${since}`, {
+      authorization: user.basic,
+    });
+    if (sinceCheck.body.actions.length !== 50) throw new Error(`since found ${sinceCheck.body.actions.length}, not 50`);
+    const figures = {};
+    // The reads first: the batches posted afterwards are changes after the mark.
+    for (const [label, make] of [
+      ['get_since_50', get(`since=${since}`)],
+      ['get_aggregated', get('aggregated=true')],
+      [
+        'post_30_plays',
+        () => ({
+          method: 'POST',
+          path: `/api/2/episodes/${name}.json`,
+          headers: { authorization: user.basic, 'content-type': 'application/json' },
+          body: JSON.stringify(
+            Array.from({ length: 30 }, (_, k) => ({ ...all[k], timestamp: undefined, position: seq++ })),
+          ),
+        }),
+      ],
+    ]) {
+      const r = await load(origin, make);
+      figures[label] = { p50_ms: r.p50, p99_ms: r.p99, rps: r.rps, errors: r.errors };
+    }
+    return figures;
+  };
+  const fewActions = await actionsOf('actions-200', 1);
+  const manyActions = await actionsOf('actions-20000', 100);
+  results['episode actions, 20,000 vs 200 per user'] = Object.fromEntries(
+    Object.keys(fewActions).map((k) => [
+      k,
+      {
+        p50_ms: [fewActions[k].p50_ms, manyActions[k].p50_ms],
+        p99_ms: [fewActions[k].p99_ms, manyActions[k].p99_ms],
+        rps: [fewActions[k].rps, manyActions[k].rps],
+        p50_ratio: manyActions[k].p50_ms / fewActions[k].p50_ms,
+        errors: fewActions[k].errors + manyActions[k].errors,
+      },
+    ]),
+  );
+
   // Latency at a moderate load (4 connections), before and after loading SCALE_USERS users.
   const latency = async (list) => ({
     get: await load(origin, getPage(list), SECONDS, 4),
