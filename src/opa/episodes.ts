@@ -3,12 +3,12 @@ import type { ApiContext } from '../api-context';
 import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import { error, json, type Documenter } from '../http/openapi';
+import type { Documenter } from '../http/openapi';
 import { iso } from '../http/timestamps';
 import { parseQuery } from '../http/validate';
 import { z } from '../http/zod';
-import { authErrors, secured } from './auth';
-import { pageOf } from './paging';
+import { secured } from './auth';
+import { pageOf, pagedResponses } from './paging';
 import { listQuery, pageEnvelope } from './schemas';
 
 export const episodeRecord = z
@@ -74,18 +74,6 @@ export const documentEpisodes: Documenter = (r) => {
     summary: 'Episode actions stored after a time, paged (read-only)',
     security: secured,
     request: { query: listQuery },
-    responses: {
-      200: {
-        ...json(episodePage, 'A page of actions, in the order stored'),
-        headers: {
-          'Sync-Timestamp': {
-            description: 'Send this as the next `since` to receive every later action',
-            schema: { type: 'string', format: 'date-time' },
-          },
-        },
-      },
-      400: error('Bad query parameter'),
-      ...authErrors,
-    },
+    responses: pagedResponses(episodePage, 'A page of actions, in the order stored'),
   });
 };

@@ -1,5 +1,8 @@
 import type { Request } from 'express';
 import type { ApiContext } from '../api-context';
+import { error, json } from '../http/openapi';
+import type { z } from '../http/zod';
+import { authErrors } from './auth';
 import type { ListQuery } from './schemas';
 
 /** Absolute link to another page, keeping since and per_page; PUBLIC_URL wins over the request's host. */
@@ -23,3 +26,18 @@ export function pageOf(ctx: ApiContext, req: Request, path: string, q: ListQuery
     ...(q.page > 1 && q.page - 1 <= pages && { previous: pageLink(ctx, req, path, q, q.page - 1) }),
   };
 }
+
+/** The documented answers of a paged GET: the page with its Sync-Timestamp, a bad parameter, auth errors. */
+export const pagedResponses = (page: z.ZodType, description: string) => ({
+  200: {
+    ...json(page, description),
+    headers: {
+      'Sync-Timestamp': {
+        description: 'Send this as the next `since` to receive every later change',
+        schema: { type: 'string' as const, format: 'date-time' },
+      },
+    },
+  },
+  400: error('Bad query parameter'),
+  ...authErrors,
+});

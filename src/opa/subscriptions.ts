@@ -9,7 +9,7 @@ import { iso } from '../http/timestamps';
 import { parseBody, parsePath, parseQuery } from '../http/validate';
 import * as subscriptions from '../subscriptions/service';
 import { authErrors, secured } from './auth';
-import { pageOf } from './paging';
+import { pageOf, pagedResponses } from './paging';
 import { presentChange, presentOutcomes, presentRecord } from './present';
 import {
   MAX_ITEMS,
@@ -84,19 +84,7 @@ export const documentSubscriptions: Documenter = (r) => {
     summary: 'Records changed since a time, paged',
     security: secured,
     request: { query: listQuery },
-    responses: {
-      200: {
-        ...json(listResponse, 'A page of records'),
-        headers: {
-          'Sync-Timestamp': {
-            description: 'Send this as the next `since` to receive every later change',
-            schema: { type: 'string', format: 'date-time' },
-          },
-        },
-      },
-      400: error('Bad query parameter'),
-      ...authErrors,
-    },
+    responses: pagedResponses(listResponse, 'A page of records'),
   });
   r.registerPath({
     method: 'post',

@@ -204,3 +204,48 @@ export async function allFeedUrls(origin: string, authorization: string): Promis
   }
   return urls;
 }
+
+/**
+ * Eight clients looping on GET and POST (one new feed each) until the server stops. `signal()` is called
+ * once, after 1.5 s of load, and its promise awaited; then the clients finish. A connection refused after
+ * the signal is a request that was never accepted (the listener closed); anything else that is not a 200 is
+ * a failure.
+ */
+export async function underLoad(
+  origin: string,
+  authorization: string,
+  tag: string,
+  signal: () => Promise<void>,
+): Promise<{ ok: number; refused: number; failed: string[]; acknowledged: string[] }> {
+  const errorCode = (err: unknown) => ((err as { cause?: { code?: string } }).cause?.code ?? String(err)) as string;
+  const out = { ok: 0, refused: 0, failed: [] as string[], acknowledged: [] as string[] };
+  let signalled = false;
+  const clients = Array.from({ length: 8 }, async (_, c) => {
+    for (let i = 0; ; i++) {
+      const feed = `https://${tag}.example/${c}/${i}.xml`;
+      try {
+        const r =
+          i % 2 === 0
+            ? await call(origin, 'GET', '/v1/subscriptions?per_page=20', authorization)
+            : await call(origin, 'POST', '/v1/subscriptions', authorization, { subscriptions: [{ feed_url: feed }] });
+        if (r.status !== 200) out.failed.push(`status ${r.status}`);
+        else {
+          out.ok++;
+          if (i % 2 === 1) out.acknowledged.push(feed);
+        }
+      } catch (err) {
+        if (signalled && errorCode(err) === 'ECONNREFUSED') {
+          out.refused++;
+          return;
+        }
+        out.failed.push(errorCode(err));
+        return;
+      }
+    }
+  });
+  await new Promise((r) => setTimeout(r, 1500));
+  signalled = true;
+  await signal();
+  await Promise.all(clients);
+  return out;
+}

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { freshDatabase } from '../helpers/db';
-import { basicAuth, call, cli, startServer, type ServerProcess } from '../helpers/process';
+import { basicAuth, cli, startServer, underLoad, type ServerProcess } from '../helpers/process';
 
 let database: Awaited<ReturnType<typeof freshDatabase>>;
 let env: Record<string, string>;
@@ -27,41 +27,16 @@ function stuckRequest(origin: string): Promise<net.Socket> {
   });
 }
 
-const errorCode = (err: unknown) => ((err as { cause?: { code?: string } }).cause?.code ?? String(err)) as string;
-
 describe('graceful shutdown', () => {
   test('SIGTERM under load: every accepted request completes, none is reset; exit 0 within 10 s', async () => {
     const server: ServerProcess = await startServer(env);
-    const outcomes = { ok: 0, refused: 0, failed: [] as string[] };
-    let signalled = false;
-    const clients = Array.from({ length: 8 }, async (_, c) => {
-      for (let i = 0; ; i++) {
-        try {
-          const r =
-            i % 2 === 0
-              ? await call(server.origin, 'GET', '/v1/subscriptions?per_page=20', auth)
-              : await call(server.origin, 'POST', '/v1/subscriptions', auth, {
-                  subscriptions: [{ feed_url: `https://drain.example/${c}/${i}.xml` }],
-                });
-          if (r.status === 200) outcomes.ok++;
-          else outcomes.failed.push(`status ${r.status}`);
-        } catch (err) {
-          // After the listener closed, a new connection is refused: that request was never accepted.
-          if (signalled && errorCode(err) === 'ECONNREFUSED') {
-            outcomes.refused++;
-            return;
-          }
-          outcomes.failed.push(errorCode(err));
-          return;
-        }
-      }
+    let exit!: Awaited<ServerProcess['exited']>;
+    let t0 = 0;
+    const outcomes = await underLoad(server.origin, auth, 'drain', async () => {
+      t0 = Date.now();
+      server.kill('SIGTERM');
+      exit = await server.exited;
     });
-    await new Promise((r) => setTimeout(r, 1500));
-    const t0 = Date.now();
-    signalled = true;
-    server.kill('SIGTERM');
-    const exit = await server.exited;
-    await Promise.all(clients);
     process.stderr.write(
       `reliability: SIGTERM under load: completed ${outcomes.ok}, refused after close ${outcomes.refused}, ` +
         `failed ${outcomes.failed.length}, exit ${exit.code} after ${exit.at - t0} ms\n`,

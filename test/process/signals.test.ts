@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { basicAuth, call, cli, startServer, type ServerProcess } from '../helpers/process';
+import { basicAuth, call, cli, startServer, underLoad, type ServerProcess } from '../helpers/process';
 
 // As people run it: `npm start` in a process group of its own, with the embedded PostgreSQL, and signals
 // sent to the whole group (Ctrl-C in a terminal, systemd's KillMode=control-group, docker stop of an npm
 // PID 1). npm forwards its own copy, so node gets the signal more than once.
 
 const auth = basicAuth('pat', 'pat-password');
-const errorCode = (err: unknown) => ((err as { cause?: { code?: string } }).cause?.code ?? String(err)) as string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The postmaster of DATA_DIR, if one is alive. */
@@ -42,39 +41,14 @@ afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 describe.each(['SIGTERM', 'SIGINT'] as const)('%s to the process group of npm start', (signal) => {
   test('under load: no reset, no 5xx, exit 0 within 10 s, PostgreSQL stopped, and a clean next start', async () => {
     const server: ServerProcess = await startServer({ DATA_DIR: dataDir }, 90_000, { npm: true });
-    const acknowledged: string[] = [];
-    const outcomes = { ok: 0, refused: 0, failed: [] as string[] };
-    let signalled = false;
-    const clients = Array.from({ length: 8 }, async (_, c) => {
-      for (let i = 0; ; i++) {
-        const feed = `https://group.example/${signal}/${c}/${i}.xml`;
-        try {
-          const r =
-            i % 2 === 0
-              ? await call(server.origin, 'GET', '/v1/subscriptions?per_page=20', auth)
-              : await call(server.origin, 'POST', '/v1/subscriptions', auth, { subscriptions: [{ feed_url: feed }] });
-          if (r.status !== 200) outcomes.failed.push(`status ${r.status}`);
-          else {
-            outcomes.ok++;
-            if (i % 2 === 1) acknowledged.push(feed);
-          }
-        } catch (err) {
-          // Once the listener is closed a new connection is refused: that request was never accepted.
-          if (signalled && errorCode(err) === 'ECONNREFUSED') {
-            outcomes.refused++;
-            return;
-          }
-          outcomes.failed.push(errorCode(err));
-          return;
-        }
-      }
+    let exit!: Awaited<ServerProcess['exited']>;
+    let t0 = 0;
+    const outcomes = await underLoad(server.origin, auth, `group-${signal}`, async () => {
+      t0 = Date.now();
+      server.kill(signal);
+      exit = await server.exited;
     });
-    await sleep(1500);
-    const t0 = Date.now();
-    signalled = true;
-    server.kill(signal);
-    const exit = await server.exited;
-    await Promise.all(clients);
+    const acknowledged = outcomes.acknowledged;
     process.stderr.write(
       `reliability: ${signal} to npm start's group under load: completed ${outcomes.ok}, refused ${outcomes.refused}, ` +
         `failed ${outcomes.failed.length}, exit ${exit.code} after ${exit.at - t0} ms\n`,
