@@ -40,7 +40,7 @@ export default tseslint.config(
   forbid(['src/http/**'], [...DOMAIN, ...ADAPTERS, ...TOP], 'HTTP plumbing knows no domain and no protocol.'),
   forbid(
     ['src/opa/**', 'src/gpodder/**', 'src/web/**', 'src/cli.ts'],
-    ['**/repo', '**/plan'],
+    ['**/repo', '**/*-repo', '**/plan'],
     'Adapters call domain services, never repos.',
   ),
 );

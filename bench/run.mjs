@@ -19,6 +19,7 @@ const { openEmbedded, freePort } = require('./dist/db/embedded.js');
 const { createLogger } = require('./dist/logger.js');
 const { hashPassword } = require('./dist/auth/secrets.js');
 const repo = require('./dist/subscriptions/repo.js');
+const listRepo = require('./dist/subscriptions/list-repo.js');
 
 const env = (k, d) => Number(process.env[k] ?? d);
 const USERS = env('USERS', 20),
@@ -676,8 +677,8 @@ try {
     ).rows.map((r) => r.feed_url);
     const fresh = Array.from({ length: 100 }, (_, k) => `https://plans.bench.example/${k}.xml`);
     try {
-      await explain(repo.listPage(explaining(`GET page ${pages} of 50`), userId, 50, (pages - 1) * 50));
-      await explain(repo.listPageSince(explaining('GET since (5 changes)'), userId, mark, 50, 0));
+      await explain(listRepo.listPage(explaining(`GET page ${pages} of 50`), userId, 50, (pages - 1) * 50));
+      await explain(listRepo.listPageSince(explaining('GET since (5 changes)'), userId, mark, 50, 0));
       await explain(
         repo.findMatches(
           explaining('POST: match 100 known feeds'),

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { LIST_PAGE, LIST_PAGE_SINCE } from '../../src/subscriptions/repo';
+import { LIST_PAGE, LIST_PAGE_SINCE } from '../../src/subscriptions/list-repo';
 import { as, testApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;

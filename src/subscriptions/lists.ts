@@ -1,0 +1,48 @@
+import type { Queryable } from '../db/pool';
+import * as repo from './list-repo';
+import { recordOf } from './records';
+import type { SubscriptionRecord } from './service';
+
+// Reading the user's list: pages of records for /v1, changes as feed states for the gpodder API.
+
+/**
+ * A page of the user's records changed after `since` (all records without it), in creation order, the
+ * number of such records, and the user's last change stamp (what a client sends back as `since`).
+ */
+export async function listChanges(
+  db: Queryable,
+  userId: number,
+  { since, page, perPage }: { since?: Date | undefined; page: number; perPage: number },
+): Promise<{ lastChange: Date; total: number; records: SubscriptionRecord[] }> {
+  const offset = (page - 1) * perPage;
+  const r = since
+    ? await repo.listPageSince(db, userId, since, perPage, offset)
+    : await repo.listPage(db, userId, perPage, offset);
+  return { lastChange: r.lastChange, total: r.total, records: r.rows.map((row) => recordOf(row, row.shown_guid)) };
+}
+
+/** A record's feed and whether it is subscribed (false for unsubscribed and deleted records). */
+export type FeedState = { feedUrl: string; subscribed: boolean };
+
+/**
+ * Every record changed at or after `since` (every record without it), in creation order, and the user's
+ * last change stamp read in the same statement. "At or after": a client that sends back a time a little
+ * before the stamp it was given misses nothing (a change may come twice).
+ */
+export async function changesSince(
+  db: Queryable,
+  userId: number,
+  since: Date | undefined,
+): Promise<{ lastChange: Date; changes: FeedState[] }> {
+  const r = await repo.changesSince(db, userId, since);
+  return {
+    lastChange: r.lastChange,
+    changes: r.rows.map((x) => ({ feedUrl: x.feed_url, subscribed: x.is_subscribed })),
+  };
+}
+
+/** The user's last change stamp: what a state-syncing client is told after a write that changed nothing. */
+export const lastChange = (db: Queryable, userId: number): Promise<Date> => repo.lastChange(db, userId);
+
+/** The feeds the user is subscribed to, in the order they were added. */
+export const subscribedFeeds = (db: Queryable, userId: number): Promise<string[]> => repo.subscribedFeeds(db, userId);

@@ -1,0 +1,132 @@
+import { arrayLiteral } from '../db/array-literal';
+import type { Queryable } from '../db/pool';
+import { COLUMNS, type SubscriptionRow } from './repo';
+
+// One record at a time: found by guid or URL, changed, merged; and unsubscribing by URL.
+
+/** The record that has this guid, now or earlier; current tells which. */
+export async function findByGuid(
+  db: Queryable,
+  userId: number,
+  guid: string,
+): Promise<(SubscriptionRow & { current: boolean }) | undefined> {
+  const r = await db.query<SubscriptionRow & { current: boolean }>({
+    name: 'find-by-guid',
+    text: `SELECT ${COLUMNS}, true AS current FROM subscriptions s WHERE s.user_id = $1 AND s.guid = $2
+     UNION ALL
+     SELECT ${COLUMNS}, false FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+      WHERE x.user_id = $1 AND x.guid = $2
+     LIMIT 1`,
+    values: [userId, guid],
+  });
+  return r.rows[0];
+}
+
+/** The record that has this URL key, as its first URL or another one. */
+export async function findUrlOwner(db: Queryable, userId: number, hash: string): Promise<number | undefined> {
+  const r = await db.query<{ id: number }>(
+    `SELECT id FROM subscriptions WHERE user_id = $1 AND url_hash = $2
+     UNION ALL
+     SELECT subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = $2
+     LIMIT 1`,
+    [userId, hash],
+  );
+  return r.rows[0]?.id;
+}
+
+export async function addOtherUrl(
+  tx: Queryable,
+  userId: number,
+  id: number,
+  hash: string,
+  feedUrl: string,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url) VALUES ($1, $2, $3, $4)',
+    [userId, hash, id, feedUrl],
+  );
+}
+
+/** Makes `guid` an earlier guid of the record, replaced at `replacedAt`. */
+export async function addEarlierGuid(
+  tx: Queryable,
+  userId: number,
+  id: number,
+  guid: string,
+  replacedAt: Date,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at) VALUES ($1, $2, $3, $4)',
+    [userId, guid, id, replacedAt],
+  );
+}
+
+export async function removeEarlierGuid(tx: Queryable, userId: number, guid: string): Promise<void> {
+  await tx.query('DELETE FROM subscription_guids WHERE user_id = $1 AND guid = $2', [userId, guid]);
+}
+
+/** A record's fields that a change sets. */
+export type RecordState = {
+  feedUrl: string;
+  guid: string;
+  isSubscribed: boolean;
+  subscriptionChanged: Date;
+  guidChanged: Date | null;
+  deleted: Date | null;
+};
+
+export async function updateRecord(tx: Queryable, userId: number, id: number, set: RecordState): Promise<void> {
+  await tx.query(
+    `UPDATE subscriptions SET feed_url = $3, guid = $4, is_subscribed = $5, subscription_changed = $6, guid_changed = $7, deleted = $8
+      WHERE user_id = $1 AND id = $2`,
+    [userId, id, set.feedUrl, set.guid, set.isSubscribed, set.subscriptionChanged, set.guidChanged, set.deleted],
+  );
+}
+
+/**
+ * A guid merge: record `from` disappears into record `into`. Its guid and first URL join the history of
+ * `into` (the guid replaced at `stamp`), its own history, its deletion requests and its episode actions
+ * move over.
+ */
+export async function mergeInto(
+  tx: Queryable,
+  userId: number,
+  from: SubscriptionRow,
+  into: number,
+  stamp: Date,
+): Promise<void> {
+  await tx.query(
+    `WITH guids AS (UPDATE subscription_guids SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          urls AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          deletion_requests AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          actions AS (UPDATE episode_actions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
+     SELECT 1`,
+    [userId, from.id, into],
+  );
+  await tx.query(
+    `WITH gone AS (DELETE FROM subscriptions WHERE user_id = $1 AND id = $2 RETURNING 1)
+     UPDATE users SET record_count = record_count - (SELECT count(*) FROM gone) WHERE id = $1`,
+    [userId, from.id],
+  );
+  await addEarlierGuid(tx, userId, into, from.guid, stamp);
+  await addOtherUrl(tx, userId, into, from.url_hash, from.feed_url);
+}
+
+/** The ids of the user's subscribed records that have one of these URL keys (first or other URL). */
+export async function subscribedWithUrls(tx: Queryable, userId: number, hashes: string[]): Promise<number[]> {
+  const r = await tx.query<{ id: number }>(
+    `SELECT s.id FROM subscriptions s
+      WHERE s.user_id = $1 AND s.is_subscribed
+        AND (s.url_hash = ANY ($2::uuid[])
+             OR s.id IN (SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = ANY ($2::uuid[])))`,
+    [userId, arrayLiteral(hashes)],
+  );
+  return r.rows.map((x) => x.id);
+}
+
+export async function markUnsubscribed(tx: Queryable, userId: number, ids: number[], stamp: Date): Promise<void> {
+  await tx.query(
+    `UPDATE subscriptions SET is_subscribed = false, subscription_changed = $3 WHERE user_id = $1 AND id = ANY ($2::bigint[])`,
+    [userId, arrayLiteral(ids), stamp],
+  );
+}

@@ -1,0 +1,171 @@
+import { lockUser, takeChangeStamp } from '../db/change-stamp';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { Deleted, InvalidInput, NotFound } from '../errors';
+import type { ListedRow } from './list-repo';
+import type { SubscriptionRow } from './repo';
+import * as repo from './record-repo';
+import type { SubscriptionRecord } from './service';
+import { checkFeedUrl, parseGuid, urlHash } from './urls';
+
+// One record: read by any guid of its chain, changed (URL, guid, subscription state), merged.
+
+export function recordOf(row: ListedRow | SubscriptionRow, shown: string): SubscriptionRecord {
+  return {
+    feedUrl: row.feed_url,
+    guid: shown,
+    currentGuid: row.guid,
+    isSubscribed: row.is_subscribed,
+    subscriptionChanged: row.subscription_changed,
+    guidChanged: row.guid_changed,
+    deleted: row.deleted,
+  };
+}
+
+/** The record with this guid (any of its chain) that is not deleted. */
+async function liveRecord(db: Queryable, userId: number, guid: string) {
+  const row = await repo.findByGuid(db, userId, guid);
+  if (!row) throw new NotFound();
+  if (row.deleted) throw new Deleted();
+  return row;
+}
+
+export async function getRecord(db: Queryable, userId: number, guid: string): Promise<SubscriptionRecord> {
+  return recordOf(await liveRecord(db, userId, guid), guid);
+}
+
+/** The id of the live record with this guid, for a caller that holds the user's lock (deletions). */
+export async function liveRecordId(tx: Queryable, userId: number, guid: string): Promise<number> {
+  return (await liveRecord(tx, userId, guid)).id;
+}
+
+export type Change = { feedUrl?: string | undefined; guid?: string | undefined; subscribed?: boolean | undefined };
+/** What a change did: only the fields that changed, and the stamps of what changed. */
+export type ChangeReport = {
+  feedUrl?: string;
+  subscribed?: boolean;
+  subscriptionChanged?: Date;
+  guid?: string;
+  guidChanged?: Date;
+};
+
+type Row = SubscriptionRow & { current: boolean };
+type CheckedUrl = { feedUrl: string; key: string };
+/** The parts of a change that differ from the record. */
+type Diff = { url?: CheckedUrl; subscribed?: boolean; guid?: string };
+
+/** Validates a change before anything is read: a bad URL or guid is refused as a whole. */
+function checkChange(change: Change): { url?: CheckedUrl; guid?: string; subscribed?: boolean } {
+  const out: { url?: CheckedUrl; guid?: string; subscribed?: boolean } = {};
+  if (change.feedUrl !== undefined) {
+    const url = checkFeedUrl(change.feedUrl);
+    if (!url.ok) throw new InvalidInput(url.problem);
+    out.url = url;
+  }
+  if (change.guid !== undefined) {
+    const guid = parseGuid(change.guid);
+    if (!guid) throw new InvalidInput('Invalid guid');
+    out.guid = guid;
+  }
+  if (change.subscribed !== undefined) out.subscribed = change.subscribed;
+  return out;
+}
+
+/** Unchanged values change nothing, not even the user's change stamp. */
+function diffOf(row: Row, wanted: ReturnType<typeof checkChange>): Diff {
+  const diff: Diff = {};
+  if (wanted.url && wanted.url.feedUrl !== row.feed_url) diff.url = wanted.url;
+  if (wanted.subscribed !== undefined && wanted.subscribed !== row.is_subscribed) diff.subscribed = wanted.subscribed;
+  if (wanted.guid !== undefined && wanted.guid !== row.guid) diff.guid = wanted.guid;
+  return diff;
+}
+
+/** A new URL keeps the old one finding the record; a URL another record has stays that record's. */
+async function rememberUrl(tx: Queryable, userId: number, recordId: number, url: CheckedUrl): Promise<void> {
+  const hash = urlHash(url.key);
+  if ((await repo.findUrlOwner(tx, userId, hash)) === undefined)
+    await repo.addOtherUrl(tx, userId, recordId, hash, url.feedUrl);
+}
+
+/**
+ * Gives the record `newGuid` and writes its state. A guid that another record of the user has (current
+ * or earlier) makes the two one record under that guid, and the most recently changed state wins (this
+ * change counts as a change of this record, if it changed the URL or the subscription).
+ */
+async function changeGuid(
+  tx: Queryable,
+  userId: number,
+  row: Row,
+  newGuid: string,
+  state: repo.RecordState,
+  stamp: Date,
+  changedState: boolean,
+): Promise<void> {
+  const owner = await repo.findByGuid(tx, userId, newGuid);
+  if (owner && owner.id !== row.id) {
+    const thisWins = changedState || row.changed > owner.changed;
+    await repo.mergeInto(tx, userId, row, owner.id, stamp);
+    if (!owner.current) {
+      // newGuid was an earlier guid of the other record: it becomes current again.
+      await repo.removeEarlierGuid(tx, userId, newGuid);
+      await repo.addEarlierGuid(tx, userId, owner.id, owner.guid, stamp);
+    }
+    const winner = thisWins
+      ? state
+      : {
+          feedUrl: owner.feed_url,
+          isSubscribed: owner.is_subscribed,
+          subscriptionChanged: owner.subscription_changed,
+          deleted: owner.deleted,
+        };
+    await repo.updateRecord(tx, userId, owner.id, { ...winner, guid: newGuid, guidChanged: stamp });
+    return;
+  }
+  // A new guid, or an earlier guid of this record becoming current again.
+  if (owner) await repo.removeEarlierGuid(tx, userId, newGuid);
+  await repo.addEarlierGuid(tx, userId, row.id, row.guid, stamp);
+  await repo.updateRecord(tx, userId, row.id, { ...state, guid: newGuid, guidChanged: stamp });
+}
+
+function reportOf(diff: Diff, stamp: Date): ChangeReport {
+  const report: ChangeReport = {};
+  if (diff.url) report.feedUrl = diff.url.feedUrl;
+  if (diff.subscribed !== undefined) report.subscribed = diff.subscribed;
+  if (diff.url || diff.subscribed !== undefined) report.subscriptionChanged = stamp;
+  if (diff.guid !== undefined) {
+    report.guid = diff.guid;
+    report.guidChanged = stamp;
+  }
+  return report;
+}
+
+/**
+ * Changes the feed URL, guid or subscription state of the record with this guid (any of its chain);
+ * applies to the newest record of the chain and reports only what changed.
+ */
+export async function change(db: Db, userId: number, guid: string, wanted: Change): Promise<ChangeReport> {
+  const checked = checkChange(wanted);
+  return withTransaction(db, async (tx) => {
+    await lockUser(tx, userId);
+    const row = await liveRecord(tx, userId, guid);
+    const diff = diffOf(row, checked);
+    if (!diff.url && diff.subscribed === undefined && diff.guid === undefined) return {};
+    const stamp = await takeChangeStamp(tx, userId);
+    const changedState = diff.url !== undefined || diff.subscribed !== undefined;
+    const state: repo.RecordState = {
+      feedUrl: diff.url?.feedUrl ?? row.feed_url,
+      guid: row.guid,
+      isSubscribed: diff.subscribed ?? row.is_subscribed,
+      subscriptionChanged: changedState ? stamp : row.subscription_changed,
+      guidChanged: row.guid_changed,
+      deleted: null,
+    };
+    if (diff.url) await rememberUrl(tx, userId, row.id, diff.url);
+    if (diff.guid !== undefined) await changeGuid(tx, userId, row, diff.guid, state, stamp, changedState);
+    else await repo.updateRecord(tx, userId, row.id, state);
+    return reportOf(diff, stamp);
+  });
+}
+
+/** The id of the user's record that has (or had) the URL with this key, if any. */
+export const recordIdByUrlKey = (db: Queryable, userId: number, hash: string): Promise<number | undefined> =>
+  repo.findUrlOwner(db, userId, hash);
