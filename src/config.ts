@@ -1,9 +1,28 @@
 import path from 'node:path';
 import dotenv from 'dotenv';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const seconds = z.coerce.number().int().positive();
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+// A comma-separated list of CIDR ranges (10.0.0.0/8, fd00::/8), each checked by ipaddr.js.
+const cidrList = z.string().transform((v, ctx) => {
+  const ranges = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+  for (const r of ranges) {
+    try {
+      ipaddr.parseCIDR(r);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `not a CIDR range: ${r}` });
+      return z.NEVER;
+    }
+  }
+  return ranges;
+});
 
 // TRUST_PROXY follows Express's "trust proxy": true/false, a hop count, or a list of addresses/subnets.
 const trustProxy = z.string().transform((v): boolean | number | string => {
@@ -40,10 +59,19 @@ const schema = z.object({
   AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().positive().default(20),
   RATE_LIMIT_WINDOW: seconds.default(900),
   SHUTDOWN_TIMEOUT: seconds.default(10),
-  WORKER: z
-    .enum(['true', 'false'])
-    .default('true')
-    .transform((v) => v === 'true'),
+  WORKER: flag.default(true),
+  FEED_FETCH: flag.default(true),
+  FEED_FETCH_ALLOW_PRIVATE: flag.default(false),
+  FEED_FETCH_ALLOW_CIDRS: cidrList.default([]),
+  FEED_FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  FEED_FETCH_PER_HOST: z.coerce.number().int().min(1).max(16).default(2),
+  FEED_FETCH_TIMEOUT: seconds.default(30),
+  FEED_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  FEED_REFRESH_INTERVAL: seconds.default(24 * 3600),
 });
 
 type Env = z.output<typeof schema>;

@@ -1,0 +1,71 @@
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Which addresses the feed fetcher may connect to. By default only public unicast addresses: a server on
+ * the internet must not become a way into the network it runs in (loopback, private, link-local, CGNAT,
+ * unique-local, and every IPv6 form that embeds an IPv4 address are refused). Multicast, broadcast and
+ * the unspecified address are never allowed: they name no feed server.
+ */
+export type AddressPolicy = { allowPrivate: boolean; allowCidrs: readonly string[] };
+
+export const DEFAULT_POLICY: AddressPolicy = { allowPrivate: false, allowCidrs: [] };
+
+const NEVER = new Set(['unspecified', 'multicast', 'broadcast']);
+
+/** Why an address is refused, or undefined when the policy allows it. */
+export function refusal(address: string, policy: AddressPolicy): string | undefined {
+  if (!ipaddr.isValid(address)) return `not an IP address: ${address}`;
+  // ::ffff:127.0.0.1 is 127.0.0.1.
+  const ip = ipaddr.process(address);
+  const range = ip.range();
+  if (NEVER.has(range)) return `${range} address ${ip.toString()}`;
+  if (range === 'unicast') return undefined;
+  if (policy.allowPrivate) return undefined;
+  for (const cidr of policy.allowCidrs) {
+    const [net, bits] = ipaddr.parseCIDR(cidr);
+    if (net.kind() === ip.kind() && ip.match([net, bits] as Parameters<typeof ip.match>[0])) return undefined;
+  }
+  return `${range} address ${ip.toString()}`;
+}
+
+/** A connection the policy refuses, before any byte is sent. */
+export class ForbiddenAddress extends Error {
+  readonly code = 'EFORBIDDEN_ADDRESS';
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for net/http that resolves the host and hands the socket only addresses the policy allows,
+ * so the connection goes to an address that was checked (a DNS answer that changes between a check and
+ * the connect cannot slip through: there is only one lookup). An IP literal never reaches a lookup; the
+ * fetcher checks it with `refusal` first.
+ */
+export function checkedLookup(policy: AddressPolicy, resolve: typeof dns.lookup = dns.lookup) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '');
+      const list = addresses as dns.LookupAddress[];
+      const allowed = list.filter((a) => refusal(a.address, policy) === undefined);
+      if (allowed.length === 0) {
+        const why = list.map((a) => refusal(a.address, policy)).join(', ');
+        return callback(new ForbiddenAddress(`${hostname} resolves to a refused address (${why})`), '');
+      }
+      if (options.all) return callback(null, allowed);
+      const first = allowed[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** The host of a URL as an address when it is an IP literal ("[::1]" → "::1"), else undefined. */
+export function literalAddress(hostname: string): string | undefined {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return net.isIP(bare) ? bare : undefined;
+}

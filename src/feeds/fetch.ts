@@ -1,0 +1,134 @@
+import http from 'node:http';
+import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import zlib from 'node:zlib';
+import { checkedLookup, ForbiddenAddress, literalAddress, refusal, type AddressPolicy } from './address-policy';
+
+export type FetchLimits = { timeoutMs: number; maxBytes: number; maxRedirects: number };
+
+/** What the fetcher remembers of the last answer, sent back so an unchanged feed costs a 304. */
+export type Validators = { etag: string | null; lastModified: string | null };
+
+export type FetchResult =
+  | { kind: 'body'; body: Buffer; url: string; movedTo: string | undefined; validators: Validators }
+  | { kind: 'not-modified'; movedTo: string | undefined };
+
+/** A fetch that did not give a feed; `refused` when the policy (or a limit) stopped it, not the server. */
+export class FetchFailed extends Error {
+  constructor(
+    message: string,
+    readonly refused = false,
+  ) {
+    super(message);
+  }
+}
+
+const PERMANENT = new Set([301, 308]);
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+const USER_AGENT = 'castsync feed fetcher (+https://github.com/castsync/castsync)';
+
+/** The URL's host, checked when it is an address literal (those never reach the checked lookup). */
+function checkTarget(url: URL, policy: AddressPolicy): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new FetchFailed(`refused scheme ${url.protocol}`, true);
+  const literal = literalAddress(url.hostname);
+  const why = literal && refusal(literal, policy);
+  if (why) throw new FetchFailed(`refused address: ${why}`, true);
+}
+
+/** One GET, with no redirect followed: the response, body not yet read. */
+function get(url: URL, headers: Record<string, string>, policy: AddressPolicy, signal: AbortSignal) {
+  const mod = url.protocol === 'https:' ? https : http;
+  return new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = mod.get(url, { headers, signal, agent: false, lookup: checkedLookup(policy) }, resolve);
+    req.on('error', reject);
+  });
+}
+
+/** Reads the body, decompressed, and fails as soon as it passes maxBytes (a compressed bomb too). */
+async function readBody(res: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(res.headers['content-length']);
+  if (declared > maxBytes) throw new FetchFailed(`body of ${declared} bytes is over the limit of ${maxBytes}`, true);
+  const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
+  const decompress =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > maxBytes) return done(new FetchFailed(`body is over the limit of ${maxBytes} bytes`, true));
+      chunks.push(chunk);
+      done();
+    },
+  });
+  if (decompress) await pipeline(res, decompress, sink);
+  else await pipeline(res, sink);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * GETs a feed: conditional on the validators, redirects followed up to the limit with each target checked
+ * again, the body capped, everything within one deadline. `movedTo` is where the leading run of permanent
+ * redirects (301, 308) ended, when there was one: the feed's new home.
+ */
+export async function fetchFeed(
+  feedUrl: string,
+  validators: Validators,
+  { policy, limits, signal }: { policy: AddressPolicy; limits: FetchLimits; signal?: AbortSignal },
+): Promise<FetchResult> {
+  const deadline = AbortSignal.timeout(limits.timeoutMs);
+  const abort = signal ? AbortSignal.any([signal, deadline]) : deadline;
+  const headers: Record<string, string> = {
+    'user-agent': USER_AGENT,
+    accept: 'application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5',
+    'accept-encoding': 'gzip, deflate, br',
+  };
+  if (validators.etag) headers['if-none-match'] = validators.etag;
+  if (validators.lastModified) headers['if-modified-since'] = validators.lastModified;
+  let url = new URL(feedUrl);
+  let movedTo: string | undefined;
+  let stillPermanent = true;
+  try {
+    for (let hop = 0; ; hop++) {
+      checkTarget(url, policy);
+      const res = await get(url, headers, policy, abort);
+      if (REDIRECT.has(res.statusCode ?? 0)) {
+        res.resume();
+        const location = res.headers.location;
+        if (!location) throw new FetchFailed(`HTTP ${res.statusCode} without a Location`);
+        if (hop >= limits.maxRedirects) throw new FetchFailed(`more than ${limits.maxRedirects} redirects`);
+        url = new URL(location, url);
+        stillPermanent &&= PERMANENT.has(res.statusCode!);
+        if (stillPermanent) movedTo = url.href;
+        continue;
+      }
+      if (res.statusCode === 304) {
+        res.resume();
+        return { kind: 'not-modified', movedTo };
+      }
+      if (res.statusCode !== 200) {
+        res.resume();
+        throw new FetchFailed(`HTTP ${res.statusCode}`);
+      }
+      const body = await readBody(res, limits.maxBytes);
+      const etag = res.headers.etag ?? null;
+      const lastModified = res.headers['last-modified'] ?? null;
+      return { kind: 'body', body, url: url.href, movedTo, validators: { etag, lastModified } };
+    }
+  } catch (err) {
+    if (err instanceof FetchFailed) throw err;
+    if (err instanceof ForbiddenAddress) throw new FetchFailed(`refused address: ${err.message}`, true);
+    if (deadline.aborted) throw new FetchFailed(`no complete answer within ${limits.timeoutMs} ms`);
+    if (signal?.aborted) throw err;
+    const e = err as NodeJS.ErrnoException;
+    throw new FetchFailed(e.code ? `${e.code}: ${e.message}` : e.message);
+  }
+}
