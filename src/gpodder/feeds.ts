@@ -12,9 +12,13 @@ export type UpdateUrls = [string, string][];
 /** The gpodder/Nextcloud view of the user's changes since a time: URLs exactly as stored. */
 export async function pull(db: Db, userId: number, since: Date | undefined) {
   const { lastChange, changes } = await subscriptions.changesSince(db, userId, since);
+  const add = changes.filter((c) => c.subscribed).map((c) => c.feedUrl);
+  // A URL a record left (a moved feed) is removed, unless a subscribed record has it now.
+  const added = new Set(add);
+  const remove = [...new Set(changes.filter((c) => !c.subscribed && !added.has(c.feedUrl)).map((c) => c.feedUrl))];
   return {
-    add: changes.filter((c) => c.subscribed).map((c) => c.feedUrl),
-    remove: changes.filter((c) => !c.subscribed).map((c) => c.feedUrl),
+    add,
+    remove,
     timestamp: clientTimestamp(lastChange),
   };
 }

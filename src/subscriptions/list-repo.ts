@@ -101,14 +101,20 @@ export async function changesSince(
   userId: number,
   since: Date | undefined,
 ): Promise<{ lastChange: Date; rows: { feed_url: string; is_subscribed: boolean }[] }> {
+  // The records changed since then, in creation order, then the URLs records left since then (as not
+  // subscribed: the client drops the old URL). A first sync (no since) only needs the records.
   const r = await db.query<{ last_change: Date; feed_url: string | null; is_subscribed: boolean | null }>({
     name: 'changes-since',
     text: `SELECT u.last_change, c.feed_url, c.is_subscribed
        FROM users u
        LEFT JOIN LATERAL (
-         SELECT s.feed_url, s.is_subscribed FROM subscriptions s
-          WHERE s.user_id = u.id AND s.changed >= coalesce($2::timestamptz, '-infinity')
-          ORDER BY s.id) c ON true
+         (SELECT s.feed_url, s.is_subscribed FROM subscriptions s
+           WHERE s.user_id = u.id AND s.changed >= coalesce($2::timestamptz, '-infinity')
+           ORDER BY s.id)
+         UNION ALL
+         (SELECT m.old_url, false FROM subscription_moves m
+           WHERE $2::timestamptz IS NOT NULL AND m.user_id = u.id AND m.moved_at >= $2::timestamptz
+           ORDER BY m.moved_at)) c ON true
       WHERE u.id = $1`,
     values: [userId, since ?? null],
   });

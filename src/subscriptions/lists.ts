@@ -25,8 +25,9 @@ export async function listChanges(
 export type FeedState = { feedUrl: string; subscribed: boolean };
 
 /**
- * Every record changed at or after `since` (every record without it), in creation order, and the user's
- * last change stamp read in the same statement. "At or after": a client that sends back a time a little
+ * Every record changed at or after `since` (every record without it), in creation order, then each URL a
+ * record left at or after `since` as not subscribed, and the user's last change stamp read in the same
+ * statement. "At or after": a client that sends back a time a little
  * before the stamp it was given misses nothing (a change may come twice).
  */
 export async function changesSince(

@@ -85,8 +85,8 @@ export async function updateRecord(tx: Queryable, userId: number, id: number, se
 
 /**
  * A guid merge: record `from` disappears into record `into`. Its guid and first URL join the history of
- * `into` (the guid replaced at `stamp`), its own history, its deletion requests and its episode actions
- * move over.
+ * `into` (the guid replaced at `stamp`), its own history, its URL moves, its deletion requests and its
+ * episode actions move over.
  */
 export async function mergeInto(
   tx: Queryable,
@@ -99,7 +99,8 @@ export async function mergeInto(
     `WITH guids AS (UPDATE subscription_guids SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           urls AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           deletion_requests AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
-          actions AS (UPDATE episode_actions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
+          actions AS (UPDATE episode_actions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          moves AS (UPDATE subscription_moves SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
      SELECT 1`,
     [userId, from.id, into],
   );
@@ -129,4 +130,33 @@ export async function markUnsubscribed(tx: Queryable, userId: number, ids: numbe
     `UPDATE subscriptions SET is_subscribed = false, subscription_changed = $3 WHERE user_id = $1 AND id = ANY ($2::bigint[])`,
     [userId, arrayLiteral(ids), stamp],
   );
+}
+
+/** Keeps the URL a record had before a change of its URL, for clients that sync by URL. */
+export async function addMove(tx: Queryable, userId: number, id: number, oldUrl: string, at: Date): Promise<void> {
+  await tx.query(
+    'INSERT INTO subscription_moves (user_id, subscription_id, moved_at, old_url) VALUES ($1, $2, $3, $4)',
+    [userId, id, at, oldUrl],
+  );
+}
+
+/**
+ * Every user's live records that have this URL key, as first or other URL. There is no index on the key
+ * alone (it would cost every subscribe): PostgreSQL 18 finds them with a skip scan of the (user_id, url_hash)
+ * keys, one descent per user; older versions scan the table. The fetcher asks only when it learnt something
+ * to apply.
+ */
+export async function liveRecordsWithUrl(
+  db: Queryable,
+  hash: string,
+): Promise<{ user_id: number; guid: string; feed_url: string }[]> {
+  const r = await db.query<{ user_id: number; guid: string; feed_url: string }>(
+    `SELECT s.user_id, s.guid, s.feed_url FROM subscriptions s WHERE s.url_hash = $1 AND s.deleted IS NULL
+     UNION
+     SELECT s.user_id, s.guid, s.feed_url
+       FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+      WHERE x.url_hash = $1 AND s.deleted IS NULL`,
+    [hash],
+  );
+  return r.rows;
 }

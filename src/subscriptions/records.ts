@@ -1,11 +1,12 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { Deleted, InvalidInput, NotFound } from '../errors';
+import { noteFeeds } from '../feeds/catalog';
 import type { ListedRow } from './list-repo';
 import type { SubscriptionRow } from './repo';
 import * as repo from './record-repo';
 import type { SubscriptionRecord } from './service';
-import { checkFeedUrl, parseGuid, urlHash } from './urls';
+import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
 
 // One record: read by any guid of its chain, changed (URL, guid, subscription state), merged.
 
@@ -53,9 +54,11 @@ type CheckedUrl = { feedUrl: string; key: string };
 /** The parts of a change that differ from the record. */
 type Diff = { url?: CheckedUrl; subscribed?: boolean; guid?: string };
 
+type CheckedChange = { url?: CheckedUrl; guid?: string; subscribed?: boolean };
+
 /** Validates a change before anything is read: a bad URL or guid is refused as a whole. */
-function checkChange(change: Change): { url?: CheckedUrl; guid?: string; subscribed?: boolean } {
-  const out: { url?: CheckedUrl; guid?: string; subscribed?: boolean } = {};
+function checkChange(change: Change): CheckedChange {
+  const out: CheckedChange = {};
   if (change.feedUrl !== undefined) {
     const url = checkFeedUrl(change.feedUrl);
     if (!url.ok) throw new InvalidInput(url.problem);
@@ -71,7 +74,7 @@ function checkChange(change: Change): { url?: CheckedUrl; guid?: string; subscri
 }
 
 /** Unchanged values change nothing, not even the user's change stamp. */
-function diffOf(row: Row, wanted: ReturnType<typeof checkChange>): Diff {
+function diffOf(row: Row, wanted: CheckedChange): Diff {
   const diff: Diff = {};
   if (wanted.url && wanted.url.feedUrl !== row.feed_url) diff.url = wanted.url;
   if (wanted.subscribed !== undefined && wanted.subscribed !== row.is_subscribed) diff.subscribed = wanted.subscribed;
@@ -138,32 +141,87 @@ function reportOf(diff: Diff, stamp: Date): ChangeReport {
   return report;
 }
 
+/** Applies a checked change to the record under the user's lock; reports only what changed. */
+async function applyChange(tx: Queryable, userId: number, row: Row, checked: CheckedChange): Promise<ChangeReport> {
+  const diff = diffOf(row, checked);
+  if (!diff.url && diff.subscribed === undefined && diff.guid === undefined) return {};
+  const stamp = await takeChangeStamp(tx, userId);
+  const changedState = diff.url !== undefined || diff.subscribed !== undefined;
+  const state: repo.RecordState = {
+    feedUrl: diff.url?.feedUrl ?? row.feed_url,
+    guid: row.guid,
+    isSubscribed: diff.subscribed ?? row.is_subscribed,
+    subscriptionChanged: changedState ? stamp : row.subscription_changed,
+    guidChanged: row.guid_changed,
+    deleted: null,
+  };
+  if (diff.url) {
+    await rememberUrl(tx, userId, row.id, diff.url);
+    await repo.addMove(tx, userId, row.id, row.feed_url, stamp);
+  }
+  if (diff.guid !== undefined) await changeGuid(tx, userId, row, diff.guid, state, stamp, changedState);
+  else await repo.updateRecord(tx, userId, row.id, state);
+  return reportOf(diff, stamp);
+}
+
+/** Runs `decide` on the live record with this guid under the user's lock and applies the change it gives. */
+async function changeRecord(
+  db: Db,
+  userId: number,
+  guid: string,
+  decide: (row: Row) => CheckedChange | undefined,
+): Promise<ChangeReport> {
+  const report = await withTransaction(db, async (tx): Promise<ChangeReport> => {
+    await lockUser(tx, userId);
+    const row = await liveRecord(tx, userId, guid);
+    const checked = decide(row);
+    return checked ? applyChange(tx, userId, row, checked) : {};
+  });
+  if (report.feedUrl !== undefined) await noteFeeds(db, [report.feedUrl]);
+  return report;
+}
+
 /**
  * Changes the feed URL, guid or subscription state of the record with this guid (any of its chain);
  * applies to the newest record of the chain and reports only what changed.
  */
-export async function change(db: Db, userId: number, guid: string, wanted: Change): Promise<ChangeReport> {
+export function change(db: Db, userId: number, guid: string, wanted: Change): Promise<ChangeReport> {
   const checked = checkChange(wanted);
-  return withTransaction(db, async (tx) => {
-    await lockUser(tx, userId);
-    const row = await liveRecord(tx, userId, guid);
-    const diff = diffOf(row, checked);
-    if (!diff.url && diff.subscribed === undefined && diff.guid === undefined) return {};
-    const stamp = await takeChangeStamp(tx, userId);
-    const changedState = diff.url !== undefined || diff.subscribed !== undefined;
-    const state: repo.RecordState = {
-      feedUrl: diff.url?.feedUrl ?? row.feed_url,
-      guid: row.guid,
-      isSubscribed: diff.subscribed ?? row.is_subscribed,
-      subscriptionChanged: changedState ? stamp : row.subscription_changed,
-      guidChanged: row.guid_changed,
-      deleted: null,
-    };
-    if (diff.url) await rememberUrl(tx, userId, row.id, diff.url);
-    if (diff.guid !== undefined) await changeGuid(tx, userId, row, diff.guid, state, stamp, changedState);
-    else await repo.updateRecord(tx, userId, row.id, state);
-    return reportOf(diff, stamp);
-  });
+  return changeRecord(db, userId, guid, () => checked);
+}
+
+/**
+ * What the feed fetcher learnt, applied as a client's change would be: the feed's declared podcast:guid
+ * becomes the newest guid of a record created without a guid (its guid is still the one computed from
+ * its URL) whose URL is still `feedUrl`. Anything else the record became in the meantime wins.
+ */
+export function adoptFeedGuid(db: Db, userId: number, guid: string, feedUrl: string, declared: string) {
+  const checked = checkChange({ guid: declared });
+  return changeRecord(db, userId, guid, (row) =>
+    row.feed_url === feedUrl && row.guid === podcastGuid(row.feed_url) ? checked : undefined,
+  );
+}
+
+/** A feed that moved: the record whose URL is still `from` gets the URL `to` (the old one still matches). */
+export function moveFeed(db: Db, userId: number, guid: string, from: string, to: string) {
+  const checked = checkChange({ feedUrl: to });
+  return changeRecord(db, userId, guid, (row) => (row.feed_url === from ? checked : undefined));
+}
+
+/** Every user's live record whose current URL is this feed's (by normalised URL): who a fetch concerns. */
+export async function recordsOfFeed(
+  db: Queryable,
+  feedUrl: string,
+): Promise<{ userId: number; guid: string; feedUrl: string }[]> {
+  const checked = checkFeedUrl(feedUrl);
+  if (!checked.ok) return [];
+  const rows = await repo.liveRecordsWithUrl(db, urlHash(checked.key));
+  return rows
+    .filter((r) => {
+      const current = checkFeedUrl(r.feed_url);
+      return current.ok && current.key === checked.key;
+    })
+    .map((r) => ({ userId: r.user_id, guid: r.guid, feedUrl: r.feed_url }));
 }
 
 /** The id of the user's record that has (or had) the URL with this key, if any. */

@@ -1,5 +1,6 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { noteFeeds } from '../feeds/catalog';
 import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './plan';
 import * as repo from './repo';
 import * as recordRepo from './record-repo';
@@ -136,6 +137,13 @@ export async function subscribe(
     if (!isItem(c)) return c;
     return { ok: true, url: c.feedUrl, guid: written.plan.targetOf[next++]!.guid };
   });
+  // After the commit, the URLs that are new to the user are noted: a feed nobody had becomes due for its
+  // first fetch (the fetcher does it, never this call).
+  const newUrls = written.plan.targets.flatMap((t) => [
+    ...(t.id === undefined ? [t.feedUrl] : []),
+    ...t.otherUrls.map((u) => u.feedUrl),
+  ]);
+  if (newUrls.length > 0) await noteFeeds(db, newUrls);
   return { changedAt: written.at, outcomes };
 }
 

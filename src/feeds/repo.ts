@@ -1,0 +1,114 @@
+import { arrayLiteral } from '../db/array-literal';
+import type { Queryable } from '../db/pool';
+import type { FeedFacts } from './parse';
+
+// The feeds table: what is known of each feed, and when it is due for a fetch.
+
+export type FeedRow = {
+  url_hash: string;
+  feed_url: string;
+  title: string | null;
+  description: string | null;
+  link: string | null;
+  artwork_url: string | null;
+  author: string | null;
+  language: string | null;
+  podcast_guid: string | null;
+  moved_to: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  fetched_at: Date | null;
+  failures: number;
+  last_error: string | null;
+};
+
+const COLUMNS = `url_hash, feed_url, title, description, link, artwork_url, author, language, podcast_guid, moved_to,
+  etag, last_modified, fetched_at, failures, last_error`;
+
+/** Adds the feeds not yet known, due at once; returns how many were new. */
+export async function addFeeds(db: Queryable, hashes: string[], urls: string[]): Promise<number> {
+  const r = await db.query(
+    `INSERT INTO feeds (url_hash, feed_url)
+     SELECT * FROM unnest($1::uuid[], $2::text[]) ON CONFLICT (url_hash) DO NOTHING`,
+    [arrayLiteral(hashes), arrayLiteral(urls)],
+  );
+  return r.rowCount ?? 0;
+}
+
+/**
+ * Takes up to `limit` due feeds, oldest due first, and leases them: they are due again after `leaseSeconds`
+ * unless the fetch writes its outcome first (a fetcher that dies leaves them to the next one). Feeds another
+ * fetcher is taking at this moment are skipped, not waited for.
+ */
+export async function claimDue(db: Queryable, limit: number, leaseSeconds: number): Promise<FeedRow[]> {
+  const r = await db.query<FeedRow>(
+    `UPDATE feeds SET next_fetch_at = now() + make_interval(secs => $2)
+      WHERE url_hash IN (SELECT url_hash FROM feeds WHERE next_fetch_at <= now()
+                          ORDER BY next_fetch_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING ${COLUMNS}`,
+    [limit, leaseSeconds],
+  );
+  return r.rows;
+}
+
+/** A fetch that gave a feed (facts) or confirmed it unchanged (facts null: what is known stays). */
+export async function saveFetched(
+  db: Queryable,
+  hash: string,
+  f: { facts: FeedFacts | null; etag: string | null; lastModified: string | null; movedTo: string | null },
+  nextSeconds: number,
+): Promise<void> {
+  const facts = f.facts;
+  await db.query(
+    `UPDATE feeds SET fetched_at = now(), failures = 0, last_error = NULL, moved_to = $2,
+            next_fetch_at = now() + make_interval(secs => $3),
+            etag = CASE WHEN $4 THEN $5 ELSE etag END, last_modified = CASE WHEN $4 THEN $6 ELSE last_modified END,
+            title = CASE WHEN $4 THEN $7 ELSE title END, description = CASE WHEN $4 THEN $8 ELSE description END,
+            link = CASE WHEN $4 THEN $9 ELSE link END, artwork_url = CASE WHEN $4 THEN $10 ELSE artwork_url END,
+            author = CASE WHEN $4 THEN $11 ELSE author END, language = CASE WHEN $4 THEN $12 ELSE language END,
+            podcast_guid = CASE WHEN $4 THEN $13::uuid ELSE podcast_guid END
+      WHERE url_hash = $1`,
+    [
+      hash,
+      f.movedTo,
+      nextSeconds,
+      facts !== null,
+      f.etag,
+      f.lastModified,
+      facts?.title ?? null,
+      facts?.description ?? null,
+      facts?.link ?? null,
+      facts?.artworkUrl ?? null,
+      facts?.author ?? null,
+      facts?.language ?? null,
+      facts?.podcastGuid ?? null,
+    ],
+  );
+}
+
+/** A failed fetch: counted, the reason kept, due again after the back-off. */
+export async function saveFailure(db: Queryable, hash: string, error: string, nextSeconds: number): Promise<void> {
+  await db.query(
+    `UPDATE feeds SET failures = failures + 1, last_error = $2, next_fetch_at = now() + make_interval(secs => $3)
+      WHERE url_hash = $1`,
+    [hash, error.slice(0, 500), nextSeconds],
+  );
+}
+
+/** Gives a leased feed back, due at once (a fetch cut short by a shutdown). */
+export async function release(db: Queryable, hash: string): Promise<void> {
+  await db.query('UPDATE feeds SET next_fetch_at = now() WHERE url_hash = $1', [hash]);
+}
+
+export async function feedsByHash(db: Queryable, hashes: string[]): Promise<FeedRow[]> {
+  const r = await db.query<FeedRow>(`SELECT ${COLUMNS} FROM feeds WHERE url_hash = ANY ($1::uuid[])`, [
+    arrayLiteral(hashes),
+  ]);
+  return r.rows;
+}
+
+/** Feeds due for a fetch now (the fetch queue's depth). */
+export async function countDue(db: Queryable): Promise<number> {
+  const r = await db.query<{ n: number }>('SELECT count(*) AS n FROM feeds WHERE next_fetch_at <= now()');
+  return r.rows[0]?.n ?? 0;
+}
