@@ -6,7 +6,15 @@ const forbid = (files, groups, message) => ({
   rules: { 'no-restricted-imports': ['error', { patterns: [{ group: groups, message }] }] },
 });
 
-const DOMAIN = ['**/auth/*', '**/subscriptions/*', '**/deletions/*', '**/devices/*', '**/opml/*', '**/episodes/*'];
+const DOMAIN = [
+  '**/auth/*',
+  '**/subscriptions/*',
+  '**/deletions/*',
+  '**/devices/*',
+  '**/opml/*',
+  '**/episodes/*',
+  '**/feeds/*',
+];
 const ADAPTERS = ['**/opa/*', '**/gpodder/*', '**/web/*'];
 /** The top-level files that assemble the layers, as a file one folder down (or, with ./, beside them) names them. */
 const TOP_FILES = ['app', 'server', 'cli', 'openapi', 'api-context'];
@@ -33,7 +41,15 @@ export default tseslint.config(
     'The ground floor imports nothing above it.',
   ),
   forbid(
-    ['src/auth/**', 'src/subscriptions/**', 'src/deletions/**', 'src/devices/**', 'src/opml/**', 'src/episodes/**'],
+    [
+      'src/auth/**',
+      'src/subscriptions/**',
+      'src/deletions/**',
+      'src/devices/**',
+      'src/opml/**',
+      'src/episodes/**',
+      'src/feeds/**',
+    ],
     ['**/http/*', ...ADAPTERS, ...TOP],
     'Domain code knows no HTTP and no protocol: throw the errors of src/errors.ts, return domain records.',
   ),

@@ -8,6 +8,8 @@ import { AuthCache } from './auth/cache';
 import type { Config } from './config';
 import type { Db } from './db/pool';
 import * as deletions from './deletions/service';
+import * as feeds from './feeds/catalog';
+import { feedRegistry } from './feeds/metrics';
 import { errorHandler, notFound } from './http/error-handler';
 import { authLimits } from './http/limits';
 import { createMetrics } from './http/metrics';
@@ -44,18 +46,27 @@ export function createApp({
   state?: AppState;
 }) {
   const ctx: ApiContext = { db, config, logger, authCache };
-  const metrics = createMetrics(db, [
-    {
-      name: 'castsync_jobs_queued',
-      help: 'Jobs in the queue (waiting, running or waiting for a retry)',
-      count: () => countJobs(db),
-    },
-    {
-      name: 'castsync_deletions_pending',
-      help: 'Deletion requests accepted and not yet processed',
-      count: () => deletions.countPending(db),
-    },
-  ]);
+  const metrics = createMetrics(
+    db,
+    [
+      {
+        name: 'castsync_jobs_queued',
+        help: 'Jobs in the queue (waiting, running or waiting for a retry)',
+        count: () => countJobs(db),
+      },
+      {
+        name: 'castsync_deletions_pending',
+        help: 'Deletion requests accepted and not yet processed',
+        count: () => deletions.countPending(db),
+      },
+      {
+        name: 'castsync_feeds_due',
+        help: 'Feeds due for a fetch (the fetch queue)',
+        count: () => feeds.countDue(db),
+      },
+    ],
+    [feedRegistry],
+  );
   const limits = authLimits(config);
   const app = express();
   app.disable('x-powered-by');

@@ -9,6 +9,7 @@ import { migrate } from './db/migrate';
 import { createPool } from './db/pool';
 import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
+import { feedTasks } from './feeds/fetcher';
 import { startWorker } from './jobs/worker';
 import { createLogger, type Logger } from './logger';
 
@@ -20,9 +21,9 @@ async function main(config: Config, logger: Logger) {
   const listener = listenForCredentialChanges(database.url, authCache, logger);
   const state: AppState = { draining: false };
   const app = createApp({ db, config, logger, authCache, state });
-  const worker = config.worker
-    ? await startWorker({ db, databaseUrl: database.url, logger }, [deletionTasks(db, logger), authTasks(db, logger)])
-    : undefined;
+  const tasks = [deletionTasks(db, logger), authTasks(db, logger)];
+  if (config.feedFetch) tasks.push(feedTasks({ db, logger, config }));
+  const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
 
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;

@@ -17,12 +17,18 @@ export function queueLogger(logger: Logger): QueueLogger {
  * Queues a job in the caller's transaction, so that the job exists exactly when the transaction that
  * asked for it commits (graphile-worker's add_job is plain SQL).
  */
-export async function addJob(tx: Queryable, task: string, payload: object, maxAttempts = 10): Promise<void> {
-  await tx.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)', [
-    task,
-    JSON.stringify(payload),
-    maxAttempts,
-  ]);
+export async function addJob(
+  tx: Queryable,
+  task: string,
+  payload: object,
+  { maxAttempts = 10, jobKey, queue }: { maxAttempts?: number; jobKey?: string; queue?: string } = {},
+): Promise<void> {
+  // A job key names one pending job: adding it again while it waits changes nothing (preserve_run_at).
+  await tx.query(
+    `SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3, job_key => $4, queue_name => $5,
+                                    job_key_mode => 'preserve_run_at')`,
+    [task, JSON.stringify(payload), maxAttempts, jobKey ?? null, queue ?? null],
+  );
 }
 
 /** Jobs waiting, running or waiting for a retry. */

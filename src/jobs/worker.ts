@@ -5,8 +5,11 @@ import type { Logger } from '../logger';
 import { watchLiveness } from './liveness';
 import { queueLogger } from './queue';
 
-/** What a feature contributes to the worker: its tasks by name, and crontab lines that queue them. */
-export type TaskList = { tasks: Record<string, Task>; crontab?: string[] };
+/**
+ * What a feature contributes to the worker: its tasks by name, crontab lines that queue them, and what to
+ * do first when the worker stops (a task that could run for long ends early, as the drain allows).
+ */
+export type TaskList = { tasks: Record<string, Task>; crontab?: string[]; stop?: () => void };
 
 export type Worker = { stop: () => Promise<void> };
 
@@ -34,6 +37,7 @@ export async function startWorker(
   });
   return {
     stop: async () => {
+      for (const l of lists) l.stop?.();
       await runner.stop();
       await liveness.stop();
     },

@@ -1,0 +1,204 @@
+import type { Config } from '../config';
+import type { Db } from '../db/pool';
+import type { TaskList } from '../jobs/worker';
+import { addJob } from '../jobs/queue';
+import type { Logger } from '../logger';
+import * as subscriptions from '../subscriptions/service';
+import { podcastGuid } from '../subscriptions/urls';
+import { feedKey, noteFeeds, onNewFeeds } from './catalog';
+import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
+import { fetches, fetchSeconds } from './metrics';
+import { FeedParseError, parseFeed } from './parse';
+import * as repo from './repo';
+import type { AddressPolicy } from './address-policy';
+
+// The background feed fetcher: takes due feeds from the feeds table, fetches a bounded number at a time
+// (and only a few per host), stores what it learnt, and applies guid and URL changes through the same
+// subscription service the APIs use. docs/feeds.md tells what it does; docs/decisions/feed-fetcher.md why so.
+
+export const FETCH_TASK = 'feeds:fetch';
+
+export type FetcherSettings = {
+  policy: AddressPolicy;
+  limits: FetchLimits;
+  concurrency: number;
+  perHost: number;
+  refreshSeconds: number;
+};
+
+export const fetcherSettings = (config: Config): FetcherSettings => ({
+  policy: { allowPrivate: config.feedFetchAllowPrivate, allowCidrs: config.feedFetchAllowCidrs },
+  limits: { timeoutMs: config.feedFetchTimeout * 1000, maxBytes: config.feedMaxBytes, maxRedirects: 5 },
+  concurrency: config.feedFetchConcurrency,
+  perHost: config.feedFetchPerHost,
+  refreshSeconds: config.feedRefreshInterval,
+});
+
+/** A feed taken for a fetch is someone else's again after this long, should its fetcher die. */
+const LEASE_SECONDS = 600;
+/** After n failures in a row: 10 minutes × 2^(n-1), at most a week. */
+const backoffSeconds = (failures: number) => Math.min(600 * 2 ** Math.max(0, failures - 1), 7 * 24 * 3600);
+
+type Outcome = 'fetched' | 'not_modified' | 'failed' | 'refused' | 'invalid' | 'deferred';
+
+/** The feed's new home, if it declared or redirected to one that is a valid feed URL other than its own. */
+function newHome(feedUrl: string, ...candidates: (string | null | undefined)[]): string | null {
+  const own = feedKey(feedUrl);
+  for (const c of candidates) {
+    if (!c) continue;
+    const key = feedKey(c);
+    if (key !== undefined && key !== own) return c;
+  }
+  return null;
+}
+
+/**
+ * Applies what a fetch learnt to every subscriber still on this URL: a declared podcast:guid that differs
+ * from the one computed from the URL becomes the records' newest guid (for records created without a
+ * guid), and a move becomes a URL change; each is one change of one user, as a client's PATCH would be.
+ */
+async function applyLearnt(db: Db, feedUrl: string, declaredGuid: string | null, movedTo: string | null) {
+  const adopt = declaredGuid !== null && declaredGuid !== podcastGuid(feedUrl);
+  if (!adopt && movedTo === null) return;
+  for (const record of await subscriptions.recordsOfFeed(db, feedUrl)) {
+    if (adopt) await subscriptions.adoptFeedGuid(db, record.userId, record.guid, record.feedUrl, declaredGuid);
+    if (movedTo) await subscriptions.moveFeed(db, record.userId, record.guid, record.feedUrl, movedTo);
+  }
+  if (movedTo) await noteFeeds(db, [movedTo]);
+}
+
+/** Fetches one feed and stores the outcome; never throws for a feed's own faults. */
+async function fetchOne(
+  { db, logger }: { db: Db; logger: Logger },
+  s: FetcherSettings,
+  feed: repo.FeedRow,
+  signal: AbortSignal,
+): Promise<Outcome> {
+  const log = logger.child({ component: 'feeds', feedUrl: feed.feed_url });
+  try {
+    const res = await fetchFeed(
+      feed.feed_url,
+      { etag: feed.etag, lastModified: feed.last_modified },
+      { policy: s.policy, limits: s.limits, signal },
+    );
+    const facts = res.kind === 'body' ? parseFeed(res.body) : null;
+    const movedTo = newHome(feed.feed_url, res.movedTo, facts?.newFeedUrl);
+    const validators = res.kind === 'body' ? res.validators : { etag: feed.etag, lastModified: feed.last_modified };
+    await repo.saveFetched(db, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
+    await applyLearnt(db, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, movedTo);
+    if (movedTo) log.info({ movedTo }, 'feed moved');
+    return res.kind === 'body' ? 'fetched' : 'not_modified';
+  } catch (err) {
+    if (signal.aborted && !(err instanceof FetchFailed)) {
+      await repo.release(db, feed.url_hash);
+      return 'deferred';
+    }
+    if (!(err instanceof FetchFailed) && !(err instanceof FeedParseError)) throw err;
+    const outcome: Outcome = err instanceof FeedParseError ? 'invalid' : err.refused ? 'refused' : 'failed';
+    const next = backoffSeconds(feed.failures + 1);
+    await repo.saveFailure(db, feed.url_hash, err.message, next);
+    log.warn({ outcome, reason: err.message, retryInSeconds: next }, 'feed fetch failed');
+    return outcome;
+  }
+}
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+};
+
+/** Runs `work` on every feed, at most `concurrency` at once and `perHost` at once per host. */
+async function politely(
+  feeds: repo.FeedRow[],
+  { concurrency, perHost }: { concurrency: number; perHost: number },
+  work: (feed: repo.FeedRow) => Promise<void>,
+): Promise<void> {
+  const waiting = [...feeds];
+  const perHostActive = new Map<string, number>();
+  let active = 0;
+  await new Promise<void>((resolve, reject) => {
+    const pump = () => {
+      if (waiting.length === 0 && active === 0) return resolve();
+      while (active < concurrency) {
+        const i = waiting.findIndex((f) => (perHostActive.get(hostOf(f.feed_url)) ?? 0) < perHost);
+        if (i < 0) return;
+        const feed = waiting.splice(i, 1)[0]!;
+        const host = hostOf(feed.feed_url);
+        active++;
+        perHostActive.set(host, (perHostActive.get(host) ?? 0) + 1);
+        work(feed).then(() => {
+          active--;
+          perHostActive.set(host, perHostActive.get(host)! - 1);
+          pump();
+        }, reject);
+      }
+    };
+    pump();
+  });
+}
+
+/**
+ * Fetches due feeds until none is due, the time budget is spent or the signal aborts; returns how many
+ * were fetched by outcome. Several fetchers (processes) can run at once: each takes its own feeds.
+ */
+export async function fetchDueFeeds(
+  ctx: { db: Db; logger: Logger },
+  s: FetcherSettings,
+  { signal = new AbortController().signal, budgetMs = 240_000 } = {},
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  const until = Date.now() + budgetMs;
+  while (!signal.aborted && Date.now() < until) {
+    const due = await repo.claimDue(ctx.db, s.concurrency * 4, LEASE_SECONDS);
+    if (due.length === 0) break;
+    await politely(due, s, async (feed) => {
+      const end = fetchSeconds.startTimer();
+      const outcome = await fetchOne(ctx, s, feed, signal);
+      end();
+      fetches.inc({ outcome });
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+    });
+  }
+  return counts;
+}
+
+/** The fetcher as the worker runs it: every minute, and at once when a feed nobody had is subscribed. */
+export function feedTasks(ctx: { db: Db; logger: Logger; config: Config }): TaskList {
+  const settings = fetcherSettings(ctx.config);
+  const stopping = new AbortController();
+  // At most one job queued a second: a wake within the second after one is queued at its end (the job
+  // that is queued or running takes every due feed, so later wakes add nothing).
+  let lastWake = 0;
+  let pending: NodeJS.Timeout | undefined;
+  const queueFetch = () => {
+    pending = undefined;
+    lastWake = Date.now();
+    addJob(ctx.db, FETCH_TASK, {}, { jobKey: FETCH_TASK, queue: 'feeds', maxAttempts: 1 }).catch((err: unknown) =>
+      ctx.logger.warn({ err }, 'could not queue a feed fetch (the next minute does it)'),
+    );
+  };
+  onNewFeeds(() => {
+    if (pending || stopping.signal.aborted) return;
+    const wait = lastWake + 1000 - Date.now();
+    if (wait <= 0) queueFetch();
+    else pending = setTimeout(queueFetch, wait);
+  });
+  return {
+    tasks: {
+      [FETCH_TASK]: async (_payload, helpers) => {
+        const signal = AbortSignal.any([stopping.signal, helpers.abortSignal]);
+        const counts = await fetchDueFeeds(ctx, settings, { signal });
+        if (Object.keys(counts).length > 0) ctx.logger.info({ component: 'feeds', ...counts }, 'feeds fetched');
+      },
+    },
+    crontab: [`* * * * * ${FETCH_TASK} ?jobKey=${FETCH_TASK}&jobKeyMode=preserve_run_at&queue=feeds&max=1`],
+    // Fetches under way are cut short (their feeds are due again at once): a shutdown never waits for a feed.
+    stop: () => {
+      stopping.abort();
+      clearTimeout(pending);
+    },
+  };
+}
