@@ -1,6 +1,8 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
+import type { Db } from '../db/pool';
 import * as devices from '../devices/service';
+import * as feeds from '../feeds/catalog';
 import { currentUser } from '../http/credentials';
 import { BadRequest, NotFound } from '../http/errors';
 import { route } from '../http/method';
@@ -18,16 +20,15 @@ function format(raw: unknown): Format {
 }
 
 /** The user's feeds in the asked format: OPML, a JSON array of URLs, or one URL a line. */
-export function renderFeeds(fmt: Format, title: string, urls: string[]): { type: string; body: string } {
+export async function renderFeeds(
+  db: Db,
+  fmt: Format,
+  title: string,
+  urls: string[],
+): Promise<{ type: string; body: string }> {
   if (fmt === 'json') return { type: 'application/json; charset=utf-8', body: JSON.stringify(urls) };
   if (fmt === 'txt') return { type: 'text/plain; charset=utf-8', body: urls.map((u) => `${u}\n`).join('') };
-  return {
-    type: 'text/x-opml; charset=utf-8',
-    body: buildOpml(
-      title,
-      urls.map((url) => ({ url })),
-    ),
-  };
+  return { type: 'text/x-opml; charset=utf-8', body: buildOpml(title, await feeds.forOpml(db, urls)) };
 }
 
 /** The URLs of an upload in the named format; a body that does not parse as that format is a 400. */
@@ -73,7 +74,7 @@ export function simpleRoutes(ctx: ApiContext, user: RequestHandler): Router {
     const fmt = format(req.params.format);
     if (req.params.device !== undefined) await devices.seen(ctx.db, currentUser(req), String(req.params.device));
     const urls = await subscriptions.subscribedFeeds(ctx.db, currentUser(req));
-    const out = renderFeeds(fmt, `Subscriptions of ${String(req.params.user)}`, urls);
+    const out = await renderFeeds(ctx.db, fmt, `Subscriptions of ${String(req.params.user)}`, urls);
     res.type(out.type).send(out.body);
   };
   route(r, '/subscriptions/:user.:format', { get }, [user]);

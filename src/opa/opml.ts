@@ -1,6 +1,7 @@
 import express, { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
+import * as feeds from '../feeds/catalog';
 import { currentUser } from '../http/credentials';
 import { ValidationFailed } from '../http/errors';
 import { route } from '../http/method';
@@ -30,12 +31,7 @@ export function opmlRoutes(ctx: ApiContext, user: RequestHandler): Router {
         res
           .type('text/x-opml; charset=utf-8')
           .attachment('castsync-subscriptions.opml')
-          .send(
-            buildOpml(
-              `Subscriptions of ${name ?? ''}`,
-              urls.map((url) => ({ url })),
-            ),
-          );
+          .send(buildOpml(`Subscriptions of ${name ?? ''}`, await feeds.forOpml(ctx.db, urls)));
       },
       post: [
         opmlText,

@@ -8,6 +8,7 @@ import { z } from '../http/zod';
 import { authRoutes, documentAuth, requireUser } from './auth';
 import { deletionRoutes, documentDeletions } from './deletions';
 import { documentEpisodes, episodeRoutes } from './episodes';
+import { documentFeeds, feedRoutes } from './feeds';
 import { opaErrors } from './errors';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
@@ -51,6 +52,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     subscriptionRoutes(ctx, user),
     deletionRoutes(ctx, user),
     episodeRoutes(ctx, user),
+    feedRoutes(ctx, user),
   );
   v1.use(notFound);
   v1.use(opaErrors);
@@ -70,4 +72,5 @@ export const documentOpa: Documenter = (r) => {
   documentOpml(r);
   documentDeletions(r);
   documentEpisodes(r);
+  documentFeeds(r);
 };

@@ -1,0 +1,315 @@
+import { loadConfig } from '../../src/config';
+import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
+import { podcastGuid } from '../../src/subscriptions/urls';
+import { atom, bomb, feedServer, gzipped, redirect, rss, xml } from '../helpers/feed-server';
+import { as, testApp, type TestApp } from '../helpers/app';
+import { capturedLogger } from '../helpers/logs';
+
+// The feed fetcher against a feed server on loopback, allowed by FEED_FETCH_ALLOW_CIDRS as a home
+// network would be. Each test subscribes through the APIs and runs the fetcher's loop directly.
+
+const DECLARED = '917393e3-1b1e-5cef-ace4-edaa54e1f810';
+let t: TestApp;
+let fixture: Awaited<ReturnType<typeof feedServer>>;
+const captured = capturedLogger('info');
+const allowLoopback = fetcherSettings(
+  loadConfig({ FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8', FEED_FETCH_TIMEOUT: '1' }, { dotenvFile: false }),
+);
+const fetchAll = (settings = allowLoopback) => fetchDueFeeds({ db: t.db, logger: captured.logger }, settings);
+let etagHits = 0;
+
+beforeAll(async () => {
+  t = await testApp();
+  fixture = await feedServer({
+    '/rss': xml(rss({ title: 'Plain &lt;b&gt;RSS&lt;/b&gt; &amp; more' })),
+    '/atom': xml(atom, { 'content-type': 'application/atom+xml' }),
+    '/gzip': gzipped(rss({ title: 'Compressed' })),
+    '/declares-guid': xml(rss({ title: 'Declares a guid', guid: DECLARED })),
+    '/r301': redirect(301, '/r308'),
+    '/r308': redirect(308, '/moved-here'),
+    '/moved-here': xml(rss({ title: 'Moved feed' })),
+    '/temporary': redirect(302, '/rss'),
+    '/announces-move': xml(rss({ title: 'Old home', newFeedUrl: 'https://new-home.example.org/feed.xml' })),
+    '/etag': (req, res) => {
+      etagHits++;
+      if (req.headers['if-none-match'] === '"v1"') return res.writeHead(304).end();
+      res.writeHead(200, { etag: '"v1"', 'content-type': 'application/rss+xml' }).end(rss({ title: 'Tagged' }));
+    },
+    '/big': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/rss+xml' });
+      const chunk = Buffer.alloc(1024 * 1024, 'a');
+      let sent = 0;
+      const more = () => {
+        while (sent < 11 && res.write(chunk)) sent++;
+        if (sent < 11) res.once('drain', more);
+        else res.end();
+      };
+      res.write('<rss><channel><title>');
+      more();
+    },
+    '/slow': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/rss+xml' });
+      res.write('<rss><channel>');
+      // Never finishes: the fetcher's deadline (1 s here) must end it.
+    },
+    '/malformed': xml('<rss><channel><title>Unclosed</channel></rss>'),
+    '/bomb': xml(bomb),
+    '/to-metadata': redirect(302, 'http://169.254.169.254/latest/meta-data/'),
+    '/to-private': redirect(301, 'http://10.1.2.3/feed.xml'),
+    '/not-found': (_req, res) => res.writeHead(404).end(),
+  });
+});
+afterAll(async () => {
+  await fixture.close();
+  await t.close();
+});
+
+async function subscribed(paths: string[]) {
+  const u = await t.user('feeds');
+  const api = as(t, u);
+  const post = await api.post('/v1/subscriptions', { subscriptions: paths.map((p) => ({ feed_url: fixture.url(p) })) });
+  expect(post.status).toBe(200);
+  const guids = Object.fromEntries(
+    (post.body.success as { feed_url: string; guid: string }[]).map((s) => [s.feed_url, s.guid]),
+  );
+  return {
+    u,
+    api,
+    guidOf: (p: string) => guids[fixture.url(p)]!,
+    since: post.body.success[0].subscription_changed as string,
+  };
+}
+
+const feedRow = async (path: string) =>
+  (await t.db.query('SELECT * FROM feeds WHERE feed_url = $1', [fixture.url(path)])).rows[0] as Record<string, unknown>;
+
+describe('fetching feeds', () => {
+  test('RSS, Atom and gzip feeds: title, link, artwork, author, language are stored and shown', async () => {
+    const { api, guidOf } = await subscribed(['/rss', '/atom', '/gzip']);
+    const counts = await fetchAll();
+    expect(counts.fetched).toBeGreaterThanOrEqual(3);
+    const r = await api.get(`/v1/feeds/${guidOf('/rss')}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      guid: guidOf('/rss'),
+      feed_url: fixture.url('/rss'),
+      title: 'Plain <b>RSS</b> & more',
+      description: 'About the show',
+      link: 'https://example.org/show',
+      artwork_url: 'https://example.org/art.jpg',
+      author: 'The Host',
+      language: 'en',
+      podcast_guid: null,
+      last_fetch: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    const a = await api.get(`/v1/feeds/${guidOf('/atom')}`);
+    expect(a.body).toMatchObject({
+      title: 'Atom & Co',
+      description: 'An Atom podcast',
+      link: 'https://atom.example.org/',
+      artwork_url: 'https://atom.example.org/logo.png',
+      author: 'Atom Author',
+      language: 'de',
+    });
+    expect((await api.get(`/v1/feeds/${guidOf('/gzip')}`)).body.title).toBe('Compressed');
+  });
+
+  test('one fetch per feed, however many users subscribe to it', async () => {
+    await subscribed(['/rss']);
+    await subscribed(['/rss']);
+    const before = fixture.requests.filter((r) => r.path === '/rss').length;
+    await fetchAll();
+    expect(fixture.requests.filter((r) => r.path === '/rss').length).toBe(before);
+    const feeds = await t.db.query('SELECT count(*)::int AS n FROM feeds WHERE feed_url = $1', [fixture.url('/rss')]);
+    expect(feeds.rows[0].n).toBe(1);
+  });
+
+  test('a feed not fetched yet answers with its URL and nulls; another user and unknown guids are 404', async () => {
+    const { api, guidOf, u } = await subscribed(['/never-fetched']);
+    const r = await api.get(`/v1/feeds/${guidOf('/never-fetched')}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ feed_url: fixture.url('/never-fetched'), title: null, last_fetch: null });
+    const other = await t.user('other');
+    expect((await as(t, other).get(`/v1/feeds/${guidOf('/never-fetched')}`)).status).toBe(404);
+    expect((await api.get('/v1/feeds/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await api.get('/v1/feeds/not-a-guid')).status).toBe(405);
+    expect(u.name).toMatch(/^feeds/);
+    await fetchAll();
+  });
+
+  test('a declared podcast:guid becomes the newest guid of the chain, visible with since', async () => {
+    const { api, guidOf, since } = await subscribed(['/declares-guid']);
+    const first = guidOf('/declares-guid');
+    expect(first).toBe(podcastGuid(fixture.url('/declares-guid')));
+    await fetchAll();
+    const changed = await api.get(`/v1/subscriptions?since=${encodeURIComponent(since)}`);
+    expect(changed.body.subscriptions).toEqual([
+      expect.objectContaining({ guid: first, new_guid: DECLARED, guid_changed: expect.any(String) }),
+    ]);
+    // Fetching again changes nothing.
+    await t.db.query('UPDATE feeds SET next_fetch_at = now()');
+    await fetchAll();
+    const after = await api.get(`/v1/subscriptions/${DECLARED}`);
+    expect(after.body).toMatchObject({ guid: DECLARED, feed_url: fixture.url('/declares-guid') });
+    expect(after.body.new_guid).toBeUndefined();
+  });
+
+  test('a guid the client sent is not replaced by the declared one', async () => {
+    const u = await t.user('explicit');
+    const mine = '3b5e6f1c-0d8a-4c52-9d0e-2f1a3b4c5d6e';
+    await as(t, u).post('/v1/subscriptions', {
+      subscriptions: [{ feed_url: fixture.url('/declares-guid'), guid: mine }],
+    });
+    await t.db.query('UPDATE feeds SET next_fetch_at = now()');
+    await fetchAll();
+    const r = await as(t, u).get(`/v1/subscriptions/${mine}`);
+    expect(r.body.guid).toBe(mine);
+    expect(r.body.new_guid).toBeUndefined();
+  });
+
+  test('a 301 then 308 chain moves the record: OPA sees the new URL, gpodder adds it and removes the old', async () => {
+    const { u, api, guidOf, since } = await subscribed(['/r301']);
+    const pulled = await api.get(`/api/2/subscriptions/${u.name}/phone.json?since=0`);
+    expect(pulled.body.add).toEqual([fixture.url('/r301')]);
+    await fetchAll();
+    const record = await api.get(`/v1/subscriptions/${guidOf('/r301')}`);
+    expect(record.body.feed_url).toBe(fixture.url('/moved-here'));
+    const changed = await api.get(`/v1/subscriptions?since=${encodeURIComponent(since)}`);
+    expect(changed.body.subscriptions).toEqual([expect.objectContaining({ feed_url: fixture.url('/moved-here') })]);
+    const gp = await api.get(`/api/2/subscriptions/${u.name}/phone.json?since=${pulled.body.timestamp}`);
+    expect(gp.body.add).toEqual([fixture.url('/moved-here')]);
+    expect(gp.body.remove).toEqual([fixture.url('/r301')]);
+    // The old URL still names the record.
+    const again = await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: fixture.url('/r301') }] });
+    expect(again.body.success[0].guid).toBe(guidOf('/r301'));
+    // The new home is a feed of its own, fetched in turn.
+    await fetchAll();
+    expect((await feedRow('/moved-here')).title).toBe('Moved feed');
+  });
+
+  test('itunes:new-feed-url moves the record; a temporary redirect does not', async () => {
+    const { api, guidOf } = await subscribed(['/announces-move', '/temporary']);
+    await fetchAll();
+    const moved = await api.get(`/v1/subscriptions/${guidOf('/announces-move')}`);
+    expect(moved.body.feed_url).toBe('https://new-home.example.org/feed.xml');
+    const stayed = await api.get(`/v1/subscriptions/${guidOf('/temporary')}`);
+    expect(stayed.body.feed_url).toBe(fixture.url('/temporary'));
+    expect((await feedRow('/temporary')).title).toBe('Plain <b>RSS</b> & more');
+  });
+
+  test('an unchanged feed costs a 304: the validators are sent back and what was known stays', async () => {
+    await subscribed(['/etag']);
+    await fetchAll();
+    expect((await feedRow('/etag')).title).toBe('Tagged');
+    await t.db.query('UPDATE feeds SET next_fetch_at = now() WHERE feed_url = $1', [fixture.url('/etag')]);
+    const hits = etagHits;
+    const counts = await fetchAll();
+    expect(etagHits).toBe(hits + 1);
+    expect(counts.not_modified).toBe(1);
+    const last = fixture.requests.filter((r) => r.path === '/etag').at(-1)!;
+    expect(last.headers['if-none-match']).toBe('"v1"');
+    expect(await feedRow('/etag')).toMatchObject({ title: 'Tagged', failures: 0 });
+  });
+
+  test('hostile and broken feeds are refused and recorded, and the other feeds of the batch are fetched', async () => {
+    const bad = ['/big', '/slow', '/malformed', '/bomb', '/to-metadata', '/to-private', '/not-found'];
+    await subscribed([...bad, '/atom']);
+    await t.db.query('UPDATE feeds SET next_fetch_at = now() WHERE feed_url = $1', [fixture.url('/atom')]);
+    const lines = captured.lines.length;
+    const counts = await fetchAll();
+    expect(counts.fetched).toBe(1);
+    const errors = Object.fromEntries(
+      await Promise.all(bad.map(async (p) => [p, (await feedRow(p)).last_error] as const)),
+    );
+    expect(errors).toEqual({
+      '/big': expect.stringMatching(/over the limit of 10485760 bytes/),
+      '/slow': expect.stringMatching(/no complete answer within 1000 ms/),
+      '/malformed': expect.stringMatching(/not well-formed XML/),
+      '/bomb': 'entity declarations are refused',
+      '/to-metadata': expect.stringMatching(/refused address: linkLocal address 169\.254\.169\.254/),
+      '/to-private': expect.stringMatching(/refused address: private address 10\.1\.2\.3/),
+      '/not-found': 'HTTP 404',
+    });
+    for (const p of bad) {
+      const row = await feedRow(p);
+      expect(row).toMatchObject({ failures: 1, title: null });
+      expect((row.next_fetch_at as Date).getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
+    }
+    const logged = captured.lines.slice(lines).filter((l) => l.msg === 'feed fetch failed');
+    expect(logged.map((l) => l.feedUrl).sort()).toEqual(bad.map((p) => fixture.url(p)).sort());
+    expect(logged.find((l) => l.feedUrl === fixture.url('/to-metadata'))).toMatchObject({ outcome: 'refused' });
+  });
+
+  test('OPML exports carry the titles and web pages the fetcher learnt, the URL where none is known', async () => {
+    const { u, api } = await subscribed(['/rss', '/no-such-feed']);
+    await fetchAll();
+    for (const path of ['/v1/subscriptions.opml', `/subscriptions/${u.name}.opml`]) {
+      const r = await api.get(path);
+      expect(r.status).toBe(200);
+      const text = r.text;
+      expect(text).toContain(
+        `<outline type="rss" text="Plain &lt;b&gt;RSS&lt;/b&gt; &amp; more" title="Plain &lt;b&gt;RSS&lt;/b&gt; &amp; more" xmlUrl="${fixture.url('/rss')}" htmlUrl="https://example.org/show"/>`,
+      );
+      const unknown = fixture.url('/no-such-feed');
+      expect(text).toContain(`<outline type="rss" text="${unknown}" title="${unknown}" xmlUrl="${unknown}"/>`);
+    }
+  });
+});
+
+describe('politeness', () => {
+  test('a user with many subscriptions on one host gets at most the per-host limit of fetches at once', async () => {
+    const slow = await feedServer({ '/many/*': xml(rss({ title: 'One of many' })) }, { delayMs: 15 });
+    try {
+      const u = await t.user('many');
+      const feeds = Array.from({ length: 120 }, (_, i) => ({ feed_url: slow.url(`/many/${i}.xml`) }));
+      expect((await as(t, u).post('/v1/subscriptions', { subscriptions: feeds })).status).toBe(200);
+      const settings = { ...allowLoopback, concurrency: 8, perHost: 2 };
+      const counts = await fetchAll(settings);
+      expect(counts.fetched).toBe(120);
+      expect(slow.mostOpen()).toBe(2);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('the default configuration', () => {
+  test('never connects to a loopback or private address, however the URL spells it', async () => {
+    const watched = await feedServer({ '/*': xml(rss({ title: 'Should never be read' })) });
+    try {
+      const u = await t.user('ssrf');
+      const port = watched.port;
+      const urls = [
+        `http://127.0.0.1:${port}/feed`,
+        `http://localhost:${port}/feed`,
+        `http://[::1]:${port}/feed`,
+        `http://[::ffff:127.0.0.1]:${port}/feed`,
+        `http://2130706433:${port}/feed`,
+        `http://0177.0.0.1:${port}/feed`,
+        `http://0x7f000001:${port}/feed`,
+        `http://127.1:${port}/feed`,
+        `http://0.0.0.0:${port}/feed`,
+        `http://10.0.0.1:${port}/feed`,
+        `http://192.168.1.1:${port}/feed`,
+        `http://169.254.169.254/latest/meta-data/`,
+      ];
+      const post = await as(t, u).post('/v1/subscriptions', { subscriptions: urls.map((feed_url) => ({ feed_url })) });
+      expect(post.body.success).toHaveLength(urls.length);
+      // The decimal, octal, hex and short spellings of 127.0.0.1 are one feed (URLs match by their parsed host).
+      const distinct = 8;
+      const defaults = fetcherSettings(loadConfig({}, { dotenvFile: false }));
+      const counts = await fetchAll(defaults);
+      expect(counts).toEqual({ refused: distinct });
+      expect(watched.connections()).toBe(0);
+      const rows = await t.db.query<{ last_error: string }>(
+        'SELECT last_error FROM feeds WHERE feed_url = ANY ($1::text[])',
+        [urls],
+      );
+      expect(rows.rows.map((r) => r.last_error)).toEqual(
+        Array.from({ length: distinct }, () => expect.stringMatching(/^refused address: /)),
+      );
+    } finally {
+      await watched.close();
+    }
+  });
+});
