@@ -42,19 +42,22 @@ let wake: () => void = () => {};
 export function onNewFeeds(listener: () => void): void {
   wake = listener;
 }
+/** Tells a running fetcher that feeds nobody had were noted (after the commit that noted them). */
+export const wakeFetcher = (): void => wake();
 
 /**
  * Notes feeds that were subscribed to: a feed nobody had is due for its first fetch at once. One statement
- * whatever the number; feeds already known cost an index probe each.
+ * whatever the number; feeds already known cost an index probe each. Returns how many were new: then call
+ * wakeFetcher once the transaction is committed. (POSTs note their feeds in their own write statement.)
  */
-export async function noteFeeds(db: Queryable, urls: string[]): Promise<void> {
+export async function noteFeeds(db: Queryable, urls: string[]): Promise<number> {
   const byKey = new Map<string, string>();
   for (const url of urls) {
     const key = feedKey(url);
     if (key !== undefined && !byKey.has(key)) byKey.set(key, url);
   }
-  if (byKey.size === 0) return;
-  if ((await repo.addFeeds(db, [...byKey.keys()], [...byKey.values()])) > 0) wake();
+  if (byKey.size === 0) return 0;
+  return repo.addFeeds(db, [...byKey.keys()], [...byKey.values()]);
 }
 
 /** What is known of each of these feed URLs, by URL (feeds never fetched or unknown are absent). */

@@ -26,7 +26,8 @@ export class FetchFailed extends Error {
 
 const PERMANENT = new Set([301, 308]);
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
-const USER_AGENT = 'castsync feed fetcher (+https://github.com/castsync/castsync)';
+// Podcast hosts see who fetches: some count subscribers by it.
+const USER_AGENT = 'castsync (podcast sync server; feed fetcher)';
 
 /** The URL's host, checked when it is an address literal (those never reach the checked lookup). */
 function checkTarget(url: URL, policy: AddressPolicy): void {

@@ -5,7 +5,7 @@ import { addJob } from '../jobs/queue';
 import type { Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
 import { podcastGuid } from '../subscriptions/urls';
-import { feedKey, noteFeeds, onNewFeeds } from './catalog';
+import { feedKey, noteFeeds, onNewFeeds, wakeFetcher } from './catalog';
 import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
 import { fetches, fetchSeconds } from './metrics';
 import { FeedParseError, parseFeed } from './parse';
@@ -64,7 +64,7 @@ async function applyLearnt(db: Db, feedUrl: string, declaredGuid: string | null,
     if (adopt) await subscriptions.adoptFeedGuid(db, record.userId, record.guid, record.feedUrl, declaredGuid);
     if (movedTo) await subscriptions.moveFeed(db, record.userId, record.guid, record.feedUrl, movedTo);
   }
-  if (movedTo) await noteFeeds(db, [movedTo]);
+  if (movedTo && (await noteFeeds(db, [movedTo])) > 0) wakeFetcher();
 }
 
 /** Fetches one feed and stores the outcome; never throws for a feed's own faults. */

@@ -1,7 +1,7 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { Deleted, InvalidInput, NotFound } from '../errors';
-import { noteFeeds } from '../feeds/catalog';
+import { noteFeeds, wakeFetcher } from '../feeds/catalog';
 import type { ListedRow } from './list-repo';
 import type { SubscriptionRow } from './repo';
 import * as repo from './record-repo';
@@ -171,13 +171,15 @@ async function changeRecord(
   guid: string,
   decide: (row: Row) => CheckedChange | undefined,
 ): Promise<ChangeReport> {
-  const report = await withTransaction(db, async (tx): Promise<ChangeReport> => {
+  const { report, newFeeds } = await withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
     const row = await liveRecord(tx, userId, guid);
     const checked = decide(row);
-    return checked ? applyChange(tx, userId, row, checked) : {};
+    const report: ChangeReport = checked ? await applyChange(tx, userId, row, checked) : {};
+    // A new URL is a feed to know, in the same transaction as the change.
+    return { report, newFeeds: report.feedUrl === undefined ? 0 : await noteFeeds(tx, [report.feedUrl]) };
   });
-  if (report.feedUrl !== undefined) await noteFeeds(db, [report.feedUrl]);
+  if (newFeeds > 0) wakeFetcher();
   return report;
 }
 

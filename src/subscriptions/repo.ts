@@ -1,6 +1,7 @@
 import { arrayLiteral, type ArrayElement } from '../db/array-literal';
 import { NEXT_STAMP } from '../db/change-stamp';
 import type { Queryable } from '../db/pool';
+import { NOTE_NEW_FEEDS } from '../feeds/repo';
 import { missingUser } from '../errors';
 import type { Match } from './plan';
 
@@ -96,6 +97,12 @@ const INSERT_CREATED = (
            AS new (guid, feed_url, url_hash, guid_changed, ord)
      ORDER BY new.ord`;
 
+/** What a POST's write did: its change stamp, and how many of its feeds castsync did not know before. */
+export type Written = { at: Date; newFeeds: number };
+type WrittenRow = { at: Date | null; new_feeds: number };
+const writtenOf = (row: WrittenRow | undefined): Written | undefined =>
+  row?.at ? { at: row.at, newFeeds: row.new_feeds } : undefined;
+
 /** A record named by its id, or, for one the same statement creates, by its guid. */
 export type RecordRef = { id: number | null; newGuid: string | null };
 
@@ -123,14 +130,15 @@ export const isExistingFeed = (err: unknown): boolean => {
  * CONFLICT_SQLSTATE for an earlier guid or other URL), writing nothing, and the caller matches instead.
  * Probing first would cost two index lookups per feed on every POST. The stamp is taken only if nothing
  * changed since the statement's snapshot, so that the history lookup still holds.
- * Returns the stamp, or undefined when another write of the user came in between.
+ * Returns the stamp (and the number of feeds new to castsync), or undefined when another write of the user
+ * came in between.
  */
 export async function insertIfAllNew(
   db: Queryable,
   userId: number,
   created: SubscribeWrite['created'],
-): Promise<Date | undefined> {
-  const r = await db.query<{ at: Date | null }>({
+): Promise<Written | undefined> {
+  const r = await db.query<WrittenRow>({
     name: 'insert-if-all-new',
     text: `WITH seen AS (SELECT last_change FROM users WHERE id = $1),
        known AS (
@@ -139,11 +147,12 @@ export async function insertIfAllNew(
                   OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
                 ELSE false END AS hit),
        stamp AS (${STAMP_IF_UNCHANGED(2)}),
-       created AS (${INSERT_CREATED(2)})
-     SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
+       created AS (${INSERT_CREATED(2)}),
+       noted AS (${NOTE_NEW_FEEDS([4, 3])})
+     SELECT at, (SELECT count(*)::int FROM noted) AS new_feeds, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
     values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged')],
   });
-  return r.rows[0]?.at ?? undefined;
+  return writtenOf(r.rows[0]);
 }
 
 /**
@@ -151,15 +160,15 @@ export async function insertIfAllNew(
  * re-subscribed records and their guid and URL history. It is a compare-and-set: the stamp is taken,
  * under the user's row lock, only if the user's last change is still `lastChange` (what the matches were
  * read at); otherwise nothing is written and undefined is returned, and the caller plans again.
- * A new feed costs one row in subscriptions and nothing else.
+ * A new feed costs one row in subscriptions, and one in feeds if nobody had it.
  */
 export async function writeSubscriptions(
   tx: Queryable,
   userId: number,
   lastChange: Date,
   w: SubscribeWrite,
-): Promise<Date | undefined> {
-  const r = await tx.query<{ at: Date }>({
+): Promise<Written | undefined> {
+  const r = await tx.query<WrittenRow>({
     name: 'write-subscriptions',
     text: `WITH seen AS (SELECT $2::timestamptz AS last_change),
        stamp AS (${STAMP_IF_UNCHANGED(3)}),
@@ -181,8 +190,9 @@ export async function writeSubscriptions(
          INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
          SELECT $1, other.url_hash, coalesce(other.id, c.id), other.feed_url
            FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::uuid[], $17::text[]) AS other (id, new_guid, url_hash, feed_url)
-           LEFT JOIN created c ON c.guid = other.new_guid)
-     SELECT at FROM stamp`,
+           LEFT JOIN created c ON c.guid = other.new_guid),
+       noted AS (${NOTE_NEW_FEEDS([5, 4], [16, 17])})
+     SELECT at, (SELECT count(*)::int FROM noted) AS new_feeds FROM stamp`,
     values: [
       userId,
       lastChange,
@@ -192,5 +202,5 @@ export async function writeSubscriptions(
       ...columns(w.otherUrls, 'id', 'newGuid', 'hash', 'feedUrl'),
     ],
   });
-  return r.rows[0]?.at;
+  return writtenOf(r.rows[0]);
 }

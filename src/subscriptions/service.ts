@@ -1,6 +1,6 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
-import { noteFeeds } from '../feeds/catalog';
+import { wakeFetcher } from '../feeds/catalog';
 import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './plan';
 import * as repo from './repo';
 import * as recordRepo from './record-repo';
@@ -68,7 +68,7 @@ function writesOf({ targets }: Plan): repo.SubscribeWrite {
   };
 }
 
-type Written = { plan: Plan; at: Date };
+type Written = repo.Written & { plan: Plan };
 
 /**
  * Most POSTs add feeds the user does not have: one statement inserts them if that is so, and fails as a
@@ -81,11 +81,11 @@ async function insertAllNew(db: Queryable, userId: number, items: Item[]): Promi
     items.map(() => ({ byGuid: null, byUrl: null })),
   );
   if (!onlyCreates(plan)) return undefined;
-  const at = await repo.insertIfAllNew(db, userId, writesOf(plan).created).catch((err: unknown) => {
+  const written = await repo.insertIfAllNew(db, userId, writesOf(plan).created).catch((err: unknown) => {
     if (repo.isExistingFeed(err)) return undefined;
     throw err;
   });
-  return at && { plan, at };
+  return written && { plan, ...written };
 }
 
 /**
@@ -100,8 +100,8 @@ async function matchAndWrite(db: Queryable, userId: number, items: Item[]): Prom
     items.map((x) => x.hash),
   );
   const plan = planUpsert(items, found.matches);
-  const at = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
-  return at && { plan, at };
+  const written = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
+  return written && { plan, ...written };
 }
 
 /** matchAndWrite under the user's lock, where the compare-and-set cannot fail: for when others keep winning. */
@@ -137,13 +137,8 @@ export async function subscribe(
     if (!isItem(c)) return c;
     return { ok: true, url: c.feedUrl, guid: written.plan.targetOf[next++]!.guid };
   });
-  // After the commit, the URLs that are new to the user are noted: a feed nobody had becomes due for its
-  // first fetch (the fetcher does it, never this call).
-  const newUrls = written.plan.targets.flatMap((t) => [
-    ...(t.id === undefined ? [t.feedUrl] : []),
-    ...t.otherUrls.map((u) => u.feedUrl),
-  ]);
-  if (newUrls.length > 0) await noteFeeds(db, newUrls);
+  // The write noted the feeds nobody had: due for a first fetch, which the fetcher does, never this call.
+  if (written.newFeeds > 0) wakeFetcher();
   return { changedAt: written.at, outcomes };
 }
 

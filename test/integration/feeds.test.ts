@@ -2,7 +2,7 @@ import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { podcastGuid } from '../../src/subscriptions/urls';
 import { atom, bomb, feedServer, gzipped, redirect, rss, xml } from '../helpers/feed-server';
-import { as, testApp, type TestApp } from '../helpers/app';
+import { as, expectError, testApp, type TestApp } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 
 // The feed fetcher against a feed server on loopback, allowed by FEED_FETCH_ALLOW_CIDRS as a home
@@ -124,8 +124,14 @@ describe('fetching feeds', () => {
     expect(feeds.rows[0].n).toBe(1);
   });
 
-  test('a feed not fetched yet answers with its URL and nulls; another user and unknown guids are 404', async () => {
-    const { api, guidOf, u } = await subscribed(['/never-fetched']);
+  test('a feed not fetched yet answers with its URL and nulls; another user and unknown guids are 404, a deleted record 410', async () => {
+    const { api, guidOf, u } = await subscribed(['/never-fetched', '/deleted']);
+    // As the deletion job leaves it (the job itself is tested with DELETE).
+    await t.db.query('UPDATE subscriptions SET deleted = now() WHERE user_id = $1 AND feed_url = $2', [
+      u.id,
+      fixture.url('/deleted'),
+    ]);
+    expectError(await api.get(`/v1/feeds/${guidOf('/deleted')}`), 410, 'Subscription has been deleted');
     const r = await api.get(`/v1/feeds/${guidOf('/never-fetched')}`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ feed_url: fixture.url('/never-fetched'), title: null, last_fetch: null });
