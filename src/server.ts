@@ -54,7 +54,13 @@ async function main(config: Config, logger: Logger) {
       return;
     }
     stopping = true;
-    const deadline = Date.now() + config.shutdownTimeout * 1000 - 1500;
+    // Requests get 70 % of SHUTDOWN_TIMEOUT; the rest is for the worker and the database to stop. Should
+    // that hang, the process still ends at SHUTDOWN_TIMEOUT, before a service manager's SIGKILL.
+    const timeoutMs = config.shutdownTimeout * 1000;
+    setTimeout(() => {
+      logger.error({ timeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT: exiting');
+      process.exit(1);
+    }, timeoutMs).unref();
     logger.info({ signal }, 'shutting down: draining requests');
     state.draining = true;
     // Stop listening, but let each open connection finish its request: every response now says
@@ -62,7 +68,10 @@ async function main(config: Config, logger: Logger) {
     server.on('request', (_req, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
     const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
     const idleSweep = setTimeout(() => server.closeIdleConnections(), 1000);
-    const force = setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now()));
+    const force = setTimeout(() => {
+      logger.warn('requests still open at the drain deadline: closing their connections');
+      server.closeAllConnections();
+    }, timeoutMs * 0.7);
     await closed;
     clearTimeout(idleSweep);
     clearTimeout(force);

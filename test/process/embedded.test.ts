@@ -80,7 +80,8 @@ describe('embedded PostgreSQL and the CLI', () => {
     const { code, ms } = await stopServer(server!);
     server = undefined;
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(10_000);
+    // Exit 0 means the server finished before its own SHUTDOWN_TIMEOUT (10 s); the margin is for a busy machine.
+    expect(ms).toBeLessThan(10_000 + 3000);
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
     server = await startServer(env);
     const r = await call(server.origin, 'GET', '/v1/subscriptions', alice);

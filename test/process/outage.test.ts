@@ -49,7 +49,9 @@ test('database loss: quick 503s, no crash, recovery on its own, no acknowledged 
     ['GET', '/readyz', undefined],
   ] as const) {
     const t0 = Date.now();
-    const r = await call(server.origin, method, p, auth, body);
+    const r = await call(server.origin, method, p, auth, body).catch((err: unknown) => {
+      throw new Error(`no answer (${String(err)}); the server's log:\n${server!.log()}`);
+    });
     expect({ status: r.status, body: r.body }).toEqual({
       status: 503,
       body: { code: '503', message: expect.any(String) },

@@ -56,7 +56,8 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s to the process group of npm st
     expect(outcomes.failed).toEqual([]);
     expect(outcomes.ok).toBeGreaterThan(50);
     expect(exit.code).toBe(0);
-    expect(exit.at - t0).toBeLessThan(10_000);
+    // Exit 0 means the server finished before its own SHUTDOWN_TIMEOUT (10 s); the margin is for a busy machine.
+    expect(exit.at - t0).toBeLessThan(10_000 + 3000);
     expect(server.log()).not.toMatch(/exiting at once/);
     expect(postmasterAlive(dataDir)).toBe(false);
 
