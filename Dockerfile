@@ -21,6 +21,9 @@ COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node migrations ./migrations
+# The web page's templates and static files are read from src/web at run time.
+COPY --chown=node:node src/web/views ./src/web/views
+COPY --chown=node:node src/web/static ./src/web/static
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \

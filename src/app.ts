@@ -20,6 +20,7 @@ import type { Logger } from './logger';
 import { gpodderRouter } from './gpodder/router';
 import { opaRouter } from './opa/router';
 import { openApiDocument } from './openapi';
+import { webRouter } from './web/router';
 
 export type AppState = { draining: boolean };
 
@@ -108,6 +109,7 @@ export function createApp({
   app.use(metrics.middleware);
   app.use(opsRoutes(db, metrics, state, openApiDocument()));
   app.use('/v1', opaRouter(ctx, limits));
+  app.use(webRouter(ctx, limits));
   app.use(gpodderRouter(ctx, limits));
   app.use(notFound);
   app.use(errorHandler(logger));

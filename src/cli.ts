@@ -1,6 +1,7 @@
 import readline from 'node:readline';
 import { Command } from 'commander';
 import { AuthCache } from './auth/cache';
+import * as accounts from './auth/accounts';
 import * as auth from './auth/service';
 import { loadConfig } from './config';
 import { whenDatabaseUp } from './db/connect';
@@ -77,11 +78,24 @@ user
   .command('add')
   .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
   .option('--password-stdin', 'read the password from standard input')
+  .option('--admin', 'make the user an administrator (manages users on the web page)')
   .description('create a user')
-  .action(async (name: string, opts: { passwordStdin?: boolean }) => {
+  .action(async (name: string, opts: { passwordStdin?: boolean; admin?: boolean }) => {
     const password = await readPassword(opts.passwordStdin === true);
-    await withDatabase((ctx) => auth.addUser(ctx, name, password));
-    console.log(`User ${name} created`);
+    await withDatabase((ctx) => auth.addUser(ctx, name, password, { admin: opts.admin === true }));
+    console.log(`User ${name} created${opts.admin ? ' (administrator)' : ''}`);
+  });
+user
+  .command('admin')
+  .argument('<name>')
+  .option('--remove', 'take the administrator role away instead')
+  .description('make a user an administrator of the web page (or, with --remove, no longer one)')
+  .action(async (name: string, opts: { remove?: boolean }) => {
+    const admin = opts.remove !== true;
+    if (!(await withDatabase((ctx) => accounts.setAdmin(ctx.db, name, admin)))) {
+      throw new auth.AuthInputError(`No user ${name}`);
+    }
+    console.log(admin ? `${name} is an administrator` : `${name} is no longer an administrator`);
   });
 user
   .command('passwd')
@@ -107,7 +121,9 @@ user
   .action(async () => {
     const rows = await withDatabase((ctx) => auth.listUsers(ctx.db));
     for (const r of rows)
-      console.log(`${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}`);
+      console.log(
+        `${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}${r.is_admin ? '\tadmin' : ''}`,
+      );
   });
 
 const token = program.command('token').description('manage personal access tokens');

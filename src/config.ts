@@ -60,6 +60,7 @@ const schema = z.object({
   RATE_LIMIT_WINDOW: seconds.default(900),
   SHUTDOWN_TIMEOUT: seconds.default(10),
   WORKER: flag.default(true),
+  ALLOW_REGISTRATION: flag.default(false),
   FEED_FETCH: flag.default(true),
   FEED_FETCH_ALLOW_PRIVATE: flag.default(false),
   FEED_FETCH_ALLOW_CIDRS: cidrList.default([]),

@@ -17,11 +17,16 @@ export async function findUserByName(db: Queryable, username: string): Promise<U
   return r.rows[0];
 }
 
-export async function insertUser(db: Queryable, username: string, passwordHash: string): Promise<number> {
-  const r = await db.query<{ id: number }>('INSERT INTO users (username, password_hash) VALUES ($1, $2) RETURNING id', [
-    username,
-    passwordHash,
-  ]);
+export async function insertUser(
+  db: Queryable,
+  username: string,
+  passwordHash: string,
+  admin = false,
+): Promise<number> {
+  const r = await db.query<{ id: number }>(
+    'INSERT INTO users (username, password_hash, is_admin) VALUES ($1, $2, $3) RETURNING id',
+    [username, passwordHash, admin],
+  );
   return r.rows[0]!.id;
 }
 
@@ -50,9 +55,15 @@ export async function deleteUser(db: Queryable, username: string): Promise<boole
 
 export async function listUsers(
   db: Queryable,
-): Promise<{ id: number; username: string; created_at: Date; subscriptions: number }[]> {
-  const r = await db.query<{ id: number; username: string; created_at: Date; subscriptions: number }>(
-    `SELECT u.id, u.username, u.created_at,
+): Promise<{ id: number; username: string; is_admin: boolean; created_at: Date; subscriptions: number }[]> {
+  const r = await db.query<{
+    id: number;
+    username: string;
+    is_admin: boolean;
+    created_at: Date;
+    subscriptions: number;
+  }>(
+    `SELECT u.id, u.username, u.is_admin, u.created_at,
             (SELECT count(*) FROM subscriptions s WHERE s.user_id = u.id AND s.is_subscribed) AS subscriptions
        FROM users u ORDER BY u.username`,
   );
@@ -142,7 +153,7 @@ export type SessionRow = {
 export async function listSessions(db: Queryable, userId: number): Promise<SessionRow[]> {
   const r = await db.query<SessionRow>(
     `SELECT id, kind, label, created_at, expires_at FROM tokens
-      WHERE user_id = $1 AND (kind = 'session' OR (kind = 'refresh' AND used_at IS NULL))
+      WHERE user_id = $1 AND (kind IN ('session', 'web') OR (kind = 'refresh' AND used_at IS NULL))
         AND (expires_at IS NULL OR expires_at > now())
       ORDER BY created_at DESC, id DESC`,
     [userId],

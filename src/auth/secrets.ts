@@ -23,8 +23,14 @@ export async function verifyPassword(hash: string | undefined, password: string)
   return argon2.verify(hash, password).catch(() => false);
 }
 
-export type TokenKind = 'access' | 'refresh' | 'personal' | 'session';
-const PREFIX: Record<TokenKind, string> = { access: 'csa_', refresh: 'csr_', personal: 'csp_', session: 'css_' };
+export type TokenKind = 'access' | 'refresh' | 'personal' | 'session' | 'web';
+const PREFIX: Record<TokenKind, string> = {
+  access: 'csa_',
+  refresh: 'csr_',
+  personal: 'csp_',
+  session: 'css_',
+  web: 'csw_',
+};
 
 /** A random value that is not a token (a login flow's poll token or code); only its digest is stored. */
 export function newSecret(): { value: string; hash: Buffer } {

@@ -52,6 +52,10 @@ function authenticateToken(ctx: AuthContext, token: string, kinds: TokenKind[]):
 export const authenticateBearer = (ctx: AuthContext, token: string): Promise<number | undefined> =>
   authenticateToken(ctx, token, ['access', 'personal']);
 
+/** The user of a browser session of the web page; undefined otherwise. */
+export const authenticateBrowser = (ctx: AuthContext, token: string): Promise<number | undefined> =>
+  authenticateToken(ctx, token, ['web']);
+
 /** The user of a gpodder session (the sessionid cookie); undefined otherwise. */
 export const authenticateSession = (ctx: AuthContext, token: string): Promise<number | undefined> =>
   authenticateToken(ctx, token, ['session']);
@@ -130,17 +134,22 @@ export async function logout(ctx: AuthContext, userId: number, refreshToken?: st
   await credentialsChanged(ctx);
 }
 
-async function credentialsChanged(ctx: Admin): Promise<void> {
+export async function credentialsChanged(ctx: Admin): Promise<void> {
   ctx.authCache.clear();
   await repo.announceCredentialChange(ctx.db);
 }
 
 // Administration (the CLI).
 
-export async function addUser(ctx: Pick<AuthContext, 'db'>, username: string, password: string): Promise<number> {
+export async function addUser(
+  ctx: Pick<AuthContext, 'db'>,
+  username: string,
+  password: string,
+  { admin = false } = {},
+): Promise<number> {
   checkNewCredentials(username, password);
   if (await repo.findUserByName(ctx.db, username)) throw new AuthInputError(`User ${username} already exists`);
-  return repo.insertUser(ctx.db, username, await hashPassword(password));
+  return repo.insertUser(ctx.db, username, await hashPassword(password), admin);
 }
 
 export async function setPassword(ctx: Admin, username: string, password: string): Promise<void> {
@@ -186,23 +195,31 @@ export const usernameOf = (db: Queryable, userId: number): Promise<string | unde
 export const SESSION_TTL_SECONDS = 365 * 24 * 3600;
 const SESSIONS_KEPT = 100;
 
-/** Opens a gpodder session for the user: the cookie's value (only its digest is stored). */
-export async function openSession(db: Queryable, userId: number, label: string | undefined): Promise<string> {
-  const t = newToken('session');
-  const expiresAt = new Date(Date.now() + SESSION_TTL_SECONDS * 1000);
-  await repo.insertToken(db, { userId, kind: 'session', hash: t.hash, label: label?.slice(0, 200), expiresAt });
+/**
+ * Opens a cookie session for the user: a gpodder session, or (kind 'web') a browser session of the web
+ * page. Returns the cookie's value (only its digest is stored).
+ */
+export async function openSession(
+  db: Queryable,
+  userId: number,
+  label: string | undefined,
+  { kind = 'session', ttlSeconds = SESSION_TTL_SECONDS }: { kind?: 'session' | 'web'; ttlSeconds?: number } = {},
+): Promise<string> {
+  const t = newToken(kind);
+  const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+  await repo.insertToken(db, { userId, kind, hash: t.hash, label: label?.slice(0, 200), expiresAt });
   return t.token;
 }
 
-/** Ends the gpodder session with this cookie value, if there is one. */
-export async function closeSession(ctx: Admin, token: string): Promise<void> {
-  await repo.deleteTokenByHash(ctx.db, hashToken(token), 'session');
+/** Ends the cookie session (gpodder, or with kind 'web' the web page's) with this value, if there is one. */
+export async function closeSession(ctx: Admin, token: string, kind: 'session' | 'web' = 'session'): Promise<void> {
+  await repo.deleteTokenByHash(ctx.db, hashToken(token), kind);
   await credentialsChanged(ctx);
 }
 
 export type SessionInfo = {
   id: number;
-  kind: 'gpodder' | 'login';
+  kind: 'gpodder' | 'login' | 'browser';
   label: string | null;
   createdAt: Date;
   expiresAt: Date | null;
@@ -212,7 +229,7 @@ export async function listSessions(db: Queryable, userId: number): Promise<Sessi
   const rows = await repo.listSessions(db, userId);
   return rows.map((r) => ({
     id: r.id,
-    kind: r.kind === 'session' ? 'gpodder' : 'login',
+    kind: r.kind === 'session' ? 'gpodder' : r.kind === 'web' ? 'browser' : 'login',
     label: r.label,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
@@ -222,9 +239,9 @@ export async function listSessions(db: Queryable, userId: number): Promise<Sessi
 /** Revokes one of the user's sessions (a login: all of its tokens); false if the user has no such session. */
 export async function revokeSession(ctx: Admin, userId: number, id: number): Promise<boolean> {
   const row = await repo.findToken(ctx.db, userId, id);
-  if (!row || (row.kind !== 'session' && row.kind !== 'refresh')) return false;
+  if (!row || (row.kind !== 'session' && row.kind !== 'refresh' && row.kind !== 'web')) return false;
   if (row.kind === 'refresh' && row.family) await repo.deleteFamily(ctx.db, userId, row.family);
-  else await repo.deleteToken(ctx.db, userId, id, ['session', 'refresh']);
+  else await repo.deleteToken(ctx.db, userId, id, ['session', 'refresh', 'web']);
   await credentialsChanged(ctx);
   return true;
 }

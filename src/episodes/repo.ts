@@ -192,3 +192,19 @@ export async function pageActions(
   if (!first) throw missingUser(userId);
   return { readAt: first.read_at, total: first.action_count, rows: r.rows.filter((x) => x.id !== null) };
 }
+
+/** The user's newest play actions, newest stored first, with the podcast's title when the fetcher knows it. */
+export async function recentPlays(
+  db: Queryable,
+  userId: number,
+  limit: number,
+): Promise<(ActionRow & { podcast_title: string | null })[]> {
+  const r = await db.query<ActionRow & { podcast_title: string | null }>(
+    `SELECT ${ACTION_COLUMNS}, f.title AS podcast_title
+       FROM episode_actions a LEFT JOIN feeds f ON f.url_hash = a.podcast_hash
+      WHERE a.user_id = $1 AND a.action = 'play'
+      ORDER BY a.changed DESC, a.id DESC LIMIT $2`,
+    [userId, limit],
+  );
+  return r.rows;
+}

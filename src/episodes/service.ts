@@ -141,3 +141,13 @@ export async function page(
 /** Removes the actions of a subscription record's podcast (with the record's deletion). */
 export const forgetPodcast = (db: Queryable, userId: number, subscriptionId: number): Promise<void> =>
   repo.deleteActionsOf(db, userId, subscriptionId);
+
+/** The user's newest plays (what the web page's activity summary shows), newest first. */
+export async function recentPlays(
+  db: Queryable,
+  userId: number,
+  limit: number,
+): Promise<(StoredAction & { podcastTitle: string | null })[]> {
+  const rows = await repo.recentPlays(db, userId, limit);
+  return rows.map((x) => ({ ...storedOf(x), podcastTitle: x.podcast_title }));
+}

@@ -1,17 +1,15 @@
 import express, { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as auth from '../auth/service';
-import * as feeds from '../feeds/catalog';
 import { currentUser } from '../http/credentials';
 import { ValidationFailed } from '../http/errors';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import { buildOpml, OpmlError, parseOpml } from '../opml/opml';
-import * as subscriptions from '../subscriptions/service';
+import { OpmlError } from '../opml/opml';
+import { exportOpml, importOpml } from '../opml/service';
 import { authErrors, secured } from './auth';
 import { presentOutcomes } from './present';
-import { MAX_ITEMS, postResponse, type PostResult } from './schemas';
+import { postResponse, type PostResult } from './schemas';
 
 const opmlText = express.text({ type: () => true, limit: '4mb' });
 
@@ -23,31 +21,24 @@ export function opmlRoutes(ctx: ApiContext, user: RequestHandler): Router {
     '/subscriptions.opml',
     {
       get: async (req, res) => {
-        const userId = currentUser(req);
-        const [urls, name] = await Promise.all([
-          subscriptions.subscribedFeeds(ctx.db, userId),
-          auth.usernameOf(ctx.db, userId),
-        ]);
         res
           .type('text/x-opml; charset=utf-8')
           .attachment('castsync-subscriptions.opml')
-          .send(buildOpml(`Subscriptions of ${name ?? ''}`, await feeds.forOpml(ctx.db, urls)));
+          .send(await exportOpml(ctx.db, currentUser(req)));
       },
       post: [
         opmlText,
         async (req, res) => {
-          let feeds;
+          let parts;
           try {
-            feeds = parseOpml(typeof req.body === 'string' ? req.body : '');
+            parts = await importOpml(ctx.db, currentUser(req), typeof req.body === 'string' ? req.body : '');
           } catch (err) {
             if (err instanceof OpmlError) throw new ValidationFailed(`not OPML: ${err.message}`);
             throw err;
           }
-          // Any number of feeds, in chunks of what one POST takes, answered as one POST.
+          // Any number of feeds, in parts of what one POST takes, answered as one POST.
           const result: PostResult = { success: [], failure: [] };
-          for (let i = 0; i < feeds.length; i += MAX_ITEMS) {
-            const chunk = feeds.slice(i, i + MAX_ITEMS).map((f) => ({ url: f.url }));
-            const done = await subscriptions.subscribe(ctx.db, currentUser(req), chunk);
+          for (const done of parts) {
             const part = presentOutcomes(done.changedAt, done.outcomes);
             result.success.push(...part.success);
             result.failure.push(...part.failure);

@@ -13,7 +13,9 @@ export const sessionList = z
   .array(
     z.object({
       id: z.number().int(),
-      kind: z.enum(['gpodder', 'login']).openapi({ description: 'a gpodder sessionid cookie, or a /v1 login' }),
+      kind: z
+        .enum(['gpodder', 'login', 'browser'])
+        .openapi({ description: 'a gpodder sessionid cookie, a /v1 login, or a sign-in on the web page' }),
       label: z.string().optional().openapi({ description: "The client's User-Agent when it was opened" }),
       created: z.string().openapi({ format: 'date-time' }),
       expires: z.string().optional().openapi({ format: 'date-time' }),

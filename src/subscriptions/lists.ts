@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/pool';
 import * as repo from './list-repo';
+import * as browseRepo from './browse-repo';
 import { recordOf } from './records';
 import type { SubscriptionRecord } from './service';
 
@@ -47,3 +48,38 @@ export const lastChange = (db: Queryable, userId: number): Promise<Date> => repo
 
 /** The feeds the user is subscribed to, in the order they were added. */
 export const subscribedFeeds = (db: Queryable, userId: number): Promise<string[]> => repo.subscribedFeeds(db, userId);
+
+/** A record as a person browses it: the feed's title and artwork when the feed fetcher knows them. */
+export type BrowsedRecord = {
+  guid: string;
+  feedUrl: string;
+  isSubscribed: boolean;
+  subscriptionChanged: Date;
+  title: string | null;
+  artworkUrl: string | null;
+};
+
+/** A page of the user's records (not deleted), searched by URL or title and filtered by state. */
+export async function browse(
+  db: Queryable,
+  userId: number,
+  q: { text: string; subscribed: boolean | null; page: number; perPage: number },
+): Promise<{ total: number; records: BrowsedRecord[] }> {
+  const rows = await browseRepo.browse(db, userId, {
+    text: q.text,
+    subscribed: q.subscribed,
+    limit: q.perPage,
+    offset: (q.page - 1) * q.perPage,
+  });
+  return {
+    total: rows[0]?.total ?? 0,
+    records: rows.map((r) => ({
+      guid: r.guid,
+      feedUrl: r.feed_url,
+      isSubscribed: r.is_subscribed,
+      subscriptionChanged: r.subscription_changed,
+      title: r.title,
+      artworkUrl: r.artwork_url,
+    })),
+  };
+}

@@ -1,0 +1,87 @@
+import type { Queryable } from '../db/pool';
+import * as repo from './repo';
+import * as accounts from './accounts-repo';
+import { hashPassword, hashToken, newToken, verifyPassword } from './secrets';
+import {
+  AuthInputError,
+  checkNewCredentials,
+  closeSession,
+  credentialsChanged,
+  openSession,
+  type AuthContext,
+} from './service';
+
+// What the web page does with accounts: browser sessions, one's own password and app passwords, and the
+// administration of users by an administrator.
+
+type Admin = Pick<AuthContext, 'db' | 'authCache'>;
+export type Account = { id: number; username: string; isAdmin: boolean };
+
+/** A browser session lasts 30 days; signing out or revoking it in the session list ends it sooner. */
+export const BROWSER_SESSION_TTL_SECONDS = 30 * 24 * 3600;
+
+export async function account(db: Queryable, userId: number): Promise<Account | undefined> {
+  const row = await accounts.findAccount(db, userId);
+  return row && { id: row.id, username: row.username, isAdmin: row.is_admin };
+}
+
+/** Checks a username and password; the user's id, or undefined. */
+export async function checkPassword(db: Queryable, username: string, password: string): Promise<number | undefined> {
+  const user = await repo.findUserByName(db, username);
+  return (await verifyPassword(user?.password_hash, password)) && user ? user.id : undefined;
+}
+
+/** Opens a browser session: the cookie's value (only its digest is stored). */
+export const openBrowserSession = (db: Queryable, userId: number, label: string | undefined): Promise<string> =>
+  openSession(db, userId, label, { kind: 'web', ttlSeconds: BROWSER_SESSION_TTL_SECONDS });
+
+export const closeBrowserSession = (ctx: Admin, token: string): Promise<void> => closeSession(ctx, token, 'web');
+
+/**
+ * Changes the user's own password, given the current one; the user's other browser sessions and /v1
+ * logins end (app passwords and gpodder sessions stay: the apps on the user's devices keep syncing).
+ */
+export async function changePassword(
+  ctx: Admin,
+  userId: number,
+  current: string,
+  next: string,
+  keepSession: string,
+): Promise<void> {
+  const user = await accounts.findAccount(ctx.db, userId);
+  if (!user || (await checkPassword(ctx.db, user.username, current)) !== userId) {
+    throw new AuthInputError('The current password is wrong');
+  }
+  checkNewCredentials(user.username, next);
+  await repo.updatePassword(ctx.db, user.username, await hashPassword(next));
+  await accounts.deleteSessionsExcept(ctx.db, userId, hashToken(keepSession));
+  await credentialsChanged(ctx);
+}
+
+export type AppPassword = { id: number; label: string | null; createdAt: Date };
+
+export const listAppPasswords = async (db: Queryable, userId: number): Promise<AppPassword[]> =>
+  (await accounts.listPersonalTokens(db, userId)).map((r) => ({ id: r.id, label: r.label, createdAt: r.created_at }));
+
+/** A new app password (a personal access token) for the user: its value, shown once. */
+export async function createAppPassword(db: Queryable, userId: number, label: string): Promise<string> {
+  const t = newToken('personal');
+  await repo.insertToken(db, { userId, kind: 'personal', hash: t.hash, label: label.slice(0, 200) || undefined });
+  return t.token;
+}
+
+export async function revokeAppPassword(ctx: Admin, userId: number, id: number): Promise<boolean> {
+  const done = await repo.deleteToken(ctx.db, userId, id, ['personal']);
+  if (done) await credentialsChanged(ctx);
+  return done;
+}
+
+/** Makes a user an administrator of the web page, or not; false when there is no such user. */
+export const setAdmin = (db: Queryable, username: string, admin: boolean): Promise<boolean> =>
+  accounts.setAdmin(db, username, admin);
+
+/** The id of the browser session with this cookie value (to mark it in the session list). */
+export const browserSessionId = async (db: Queryable, token: string): Promise<number | undefined> => {
+  const row = await repo.findLiveToken(db, hashToken(token));
+  return row?.kind === 'web' ? row.id : undefined;
+};

@@ -1,0 +1,93 @@
+import { Router, type Request, type Response } from 'express';
+import type { ApiContext } from '../api-context';
+import * as accounts from '../auth/accounts';
+import * as auth from '../auth/service';
+import * as devices from '../devices/service';
+import * as episodes from '../episodes/service';
+import { currentUser } from '../http/credentials';
+import { route } from '../http/method';
+import { duration, when } from './format';
+import { formField, PageError } from './session';
+import { render, type Notice } from './views';
+
+const idOf = (req: Request): number => {
+  const id = Number(req.params.id);
+  if (!Number.isSafeInteger(id) || id <= 0) throw new PageError(404, 'There is no such item.');
+  return id;
+};
+
+/** The user's own pages: account (password, sessions), app passwords, devices, recent plays. */
+export function accountRoutes(ctx: ApiContext): Router {
+  const r = Router();
+
+  const accountPage = async (req: Request, res: Response, notices: Notice[] = []) => {
+    const sessions = await auth.listSessions(ctx.db, currentUser(req));
+    const current = await accounts.browserSessionId(ctx.db, res.locals.session!);
+    render(res, 'account', { title: 'Account', notices, sessions, currentSession: current, when });
+  };
+  route(r, '/web/account', { get: (req, res) => accountPage(req, res) });
+  route(r, '/web/account/password', {
+    post: async (req, res) => {
+      try {
+        await accounts.changePassword(
+          ctx,
+          currentUser(req),
+          formField(req, 'current') ?? '',
+          formField(req, 'new') ?? '',
+          res.locals.session!,
+        );
+      } catch (err) {
+        if (!(err instanceof auth.AuthInputError)) throw err;
+        res.status(400);
+        return accountPage(req, res, [{ kind: 'error', text: err.message }]);
+      }
+      await accountPage(req, res, [{ kind: 'ok', text: 'Your password was changed.' }]);
+    },
+  });
+  route(r, '/web/sessions/:id/revoke', {
+    post: async (req, res) => {
+      if (!(await auth.revokeSession(ctx, currentUser(req), idOf(req)))) {
+        throw new PageError(404, 'There is no such session of yours.');
+      }
+      res.redirect(303, '/web/account');
+    },
+  });
+
+  const passwordsPage = async (req: Request, res: Response, extra: Record<string, unknown> = {}) => {
+    const passwords = await accounts.listAppPasswords(ctx.db, currentUser(req));
+    render(res, 'app-passwords', { title: 'App passwords', passwords, when, created: '', ...extra });
+  };
+  route(r, '/web/app-passwords', {
+    get: (req, res) => passwordsPage(req, res),
+    post: async (req, res) => {
+      const label = (formField(req, 'label') ?? '').trim();
+      if (label === '') {
+        res.status(400);
+        return passwordsPage(req, res, { notices: [{ kind: 'error', text: 'Give the app password a label.' }] });
+      }
+      const created = await accounts.createAppPassword(ctx.db, currentUser(req), label);
+      await passwordsPage(req, res, { created, createdLabel: label });
+    },
+  });
+  route(r, '/web/app-passwords/:id/revoke', {
+    post: async (req, res) => {
+      if (!(await accounts.revokeAppPassword(ctx, currentUser(req), idOf(req)))) {
+        throw new PageError(404, 'There is no such app password of yours.');
+      }
+      res.redirect(303, '/web/app-passwords');
+    },
+  });
+
+  route(r, '/web/devices', {
+    get: async (req, res) => {
+      render(res, 'devices', { title: 'Devices', devices: await devices.list(ctx.db, currentUser(req)), when });
+    },
+  });
+  route(r, '/web/activity', {
+    get: async (req, res) => {
+      const plays = await episodes.recentPlays(ctx.db, currentUser(req), 50);
+      render(res, 'activity', { title: 'Activity', plays, when, duration });
+    },
+  });
+  return r;
+}

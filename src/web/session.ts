@@ -1,0 +1,126 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { ApiContext } from '../api-context';
+import * as accounts from '../auth/accounts';
+import * as auth from '../auth/service';
+
+// The web page's sign-in: a browser session in a cookie of its own (never the gpodder API's sessionid),
+// server-side and revocable; and CSRF protection of every form by the synchronizer token pattern.
+
+export const SESSION_COOKIE = 'castsync_web';
+/** Before sign-in, a random value in a cookie that the sign-in and sign-up forms must repeat. */
+const PRESESSION_COOKIE = 'castsync_csrf';
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    /** The signed-in user of a web page, with the token their forms carry. */
+    account?: accounts.Account;
+    session?: string;
+    csrf?: string;
+  }
+}
+
+export function cookie(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/** HttpOnly, SameSite, and Secure when the request came over https (TRUST_PROXY tells behind a proxy). */
+function setCookie(req: Request, res: Response, name: string, value: string, attributes: string): void {
+  const secure = req.secure ? '; Secure' : '';
+  res.append('Set-Cookie', `${name}=${value}; Path=/; HttpOnly; ${attributes}${secure}`);
+}
+
+export function startSession(req: Request, res: Response, token: string): void {
+  setCookie(req, res, SESSION_COOKIE, token, `SameSite=Lax; Max-Age=${accounts.BROWSER_SESSION_TTL_SECONDS}`);
+}
+
+export function endSession(req: Request, res: Response): void {
+  setCookie(req, res, SESSION_COOKIE, '', 'SameSite=Lax; Max-Age=0');
+}
+
+/** A session's form token: derived from the session's secret, so it needs no storage of its own. */
+const csrfOf = (session: string): string => createHmac('sha256', session).update('castsync-csrf').digest('base64url');
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** A page's refusal: shown as a page with this status and message. */
+export class PageError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const csrfRefused = () =>
+  new PageError(403, 'This form has expired or did not come from this site. Go back, reload the page and try again.');
+
+/** The form token of a page shown before sign-in, set in its cookie. */
+export function presessionToken(req: Request, res: Response): string {
+  const existing = cookie(req, PRESESSION_COOKIE);
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const value = randomBytes(32).toString('base64url');
+  setCookie(req, res, PRESESSION_COOKIE, value, 'SameSite=Strict');
+  return value;
+}
+
+/** Checks the `_csrf` field of a form posted before sign-in against its cookie. */
+export function checkPresession(req: Request): void {
+  const sent = formField(req, '_csrf');
+  const expected = cookie(req, PRESESSION_COOKIE);
+  if (!sent || !expected || !same(sent, expected)) throw csrfRefused();
+}
+
+export const formField = (req: Request, name: string): string | undefined => {
+  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+/**
+ * Loads the signed-in user when the browser has a live session: `res.locals.account`, the session and its
+ * form token. Never refuses: pages that need a user use `signedIn`.
+ */
+export function loadSession(ctx: ApiContext): RequestHandler {
+  return async (req, res, next) => {
+    const token = cookie(req, SESSION_COOKIE);
+    const userId = token ? await auth.authenticateBrowser(ctx, token) : undefined;
+    const account = userId === undefined ? undefined : await accounts.account(ctx.db, userId);
+    if (account && token) {
+      res.locals.account = account;
+      res.locals.session = token;
+      res.locals.csrf = csrfOf(token);
+      req.userId = account.id;
+    }
+    next();
+  };
+}
+
+/** Pages for signed-in users: anyone else is sent to the sign-in page, and back here after it. */
+export const signedIn: RequestHandler = (req, res, next) => {
+  if (res.locals.account) return next();
+  if (req.method !== 'GET') return res.redirect(303, '/');
+  res.redirect(303, `/?next=${encodeURIComponent(req.originalUrl)}`);
+};
+
+/** Every form a signed-in user posts carries the session's form token. */
+export const checkCsrf: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' || req.method === 'HEAD') return next();
+  const sent = formField(req, '_csrf');
+  if (!sent || !res.locals.csrf || !same(sent, res.locals.csrf)) throw csrfRefused();
+  next();
+};
+
+/** Administrators only. */
+export const adminOnly: RequestHandler = (_req, res, next) => {
+  if (!res.locals.account?.isAdmin) throw new PageError(403, 'Only administrators may see this page');
+  next();
+};
