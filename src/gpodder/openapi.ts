@@ -184,6 +184,10 @@ export const documentGpodder: Documenter = (r) => {
     summary: 'The page an app opens for the user to allow it in',
     tags: ['Nextcloud gpoddersync'],
     request: { params: z.object({ code: param('The code in the login URL', 'x') }) },
-    responses: { 200: { description: 'An HTML page' }, 404: error('Unknown or expired flow') },
+    responses: {
+      200: { description: 'The web page asking the signed-in user to allow the app (docs/web.md)' },
+      303: { description: 'Not signed in: to the sign-in page, and back here after it' },
+      404: { description: 'An HTML page: unknown, answered or expired flow' },
+    },
   });
 };

@@ -1,0 +1,214 @@
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+
+// The web page in a real browser: Debian's Chromium (installed by .ci/run), driven by puppeteer-core.
+// Every step saves a screenshot (SCREENSHOT_DIR, else a temporary folder); every page is checked with
+// axe-core, and a serious or critical violation fails the test.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = process.env.SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'castsync-screenshots');
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let t: TestApp;
+let server: http.Server;
+let origin: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  t = await testApp();
+  server = http.createServer(t.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => server?.close(resolve));
+  await t?.close();
+});
+
+type Violation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
+
+/** axe-core on the page as it is now: the serious and critical violations. */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() =>
+    (globalThis as unknown as { axe: { run: () => Promise<{ violations: Violation[] }> } }).axe.run(),
+  );
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** A screenshot of the page, and its accessibility check. */
+async function check(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  expect(await accessibilityProblems(page)).toEqual([]);
+}
+
+async function newPage(width = 1280, height = 800): Promise<Page> {
+  const page = await (await browser.createBrowserContext()).newPage();
+  await page.setViewport({ width, height });
+  page.on('dialog', (d) => {
+    throw new Error(`the page opened a dialog: ${d.message()}`);
+  });
+  return page;
+}
+
+async function submit(page: Page, selector: string): Promise<number> {
+  const [response] = await Promise.all([page.waitForNavigation(), page.click(selector)]);
+  return response!.status();
+}
+
+async function signIn(page: Page, u: TestUser, then = '/'): Promise<number> {
+  await page.goto(origin + then);
+  await page.type('#username', u.name);
+  await page.type('#password', u.password);
+  return submit(page, 'form[action="/web/sign-in"] button');
+}
+
+const text = (page: Page, selector: string) => page.$$eval(selector, (els) => els.map((e) => e.textContent?.trim()));
+
+test('a wrong password is told, on an accessible sign-in page', async () => {
+  const u = await t.user('browser');
+  const page = await newPage();
+  await page.goto(origin);
+  await check(page, 'sign-in');
+  await page.type('#username', u.name);
+  await page.type('#password', 'not-my-password');
+  expect(await submit(page, 'form[action="/web/sign-in"] button')).toBe(401);
+  expect(await text(page, '.notice.error')).toEqual(['Wrong username or password.']);
+  await check(page, 'sign-in-wrong-password');
+});
+
+test('sign in, add a feed, see it, unsubscribe; OPML into a second user; sign out', async () => {
+  const u = await t.user('browser');
+  const v = await t.user('browser');
+  const page = await newPage();
+  expect(await signIn(page, u)).toBe(200);
+  expect(page.url()).toBe(`${origin}/web/subscriptions`);
+  await check(page, 'subscriptions-empty');
+
+  for (const url of ['https://browser.example/one.xml', 'https://browser.example/two.xml']) {
+    await page.type('#feed_url', url);
+    expect(await submit(page, 'form[action="/web/subscriptions"] button')).toBe(200);
+  }
+  await t.db.query(`UPDATE feeds SET title = 'Two: a podcast' WHERE feed_url = 'https://browser.example/two.xml'`);
+  await page.goto(`${origin}/web/subscriptions`);
+  expect(await text(page, '.feed .title')).toEqual(['https://browser.example/one.xml', 'Two: a podcast']);
+  await check(page, 'subscriptions');
+
+  expect(await submit(page, 'button[aria-label="Unsubscribe from https://browser.example/one.xml"]')).toBe(200);
+  expect(await text(page, '.feed .title')).toEqual(['Two: a podcast']);
+  const api = (await as(t, u).get('/v1/subscriptions')).body.subscriptions as {
+    feed_url: string;
+    is_subscribed: boolean;
+  }[];
+  expect(api.filter((s) => s.is_subscribed).map((s) => s.feed_url)).toEqual(['https://browser.example/two.xml']);
+
+  const opml = await page.evaluate(() => fetch('/web/opml').then((r) => r.text()));
+  expect(opml).toContain('xmlUrl="https://browser.example/two.xml"');
+  const file = path.join(os.tmpdir(), `castsync-browser-${process.pid}.opml`);
+  writeFileSync(file, opml);
+
+  expect(await submit(page, 'form[action="/web/sign-out"] button')).toBe(200);
+  expect(page.url()).toBe(`${origin}/`);
+  await page.goto(`${origin}/web/subscriptions`);
+  expect(page.url()).toBe(`${origin}/?next=%2Fweb%2Fsubscriptions`);
+
+  expect(await signIn(page, v)).toBe(200);
+  const input = await page.$('#opml');
+  await input!.uploadFile(file);
+  expect(await submit(page, 'form[action="/web/opml"] button')).toBe(200);
+  expect(await text(page, '.notice.ok')).toEqual(['Imported 1 of 1 feeds.']);
+  expect(await text(page, '.feed .title')).toEqual(['Two: a podcast']);
+  await check(page, 'opml-imported');
+});
+
+test('an app password: created, used over the API, revoked', async () => {
+  const u = await t.user('browser');
+  const page = await newPage();
+  await signIn(page, u, '/?next=/web/app-passwords');
+  await page.type('#label', 'AntennaPod on my phone');
+  expect(await submit(page, 'form[action="/web/app-passwords"] button')).toBe(200);
+  const secret = await page.$eval('#new-password', (e) => (e as unknown as { value: string }).value);
+  expect(secret).toMatch(/^csp_/);
+  await check(page, 'app-password-created');
+  const basic = 'Basic ' + Buffer.from(`${u.name}:${secret}`).toString('base64');
+  expect((await as(t, basic).get('/v1/subscriptions')).status).toBe(200);
+  expect(await submit(page, 'button[aria-label="Revoke AntennaPod on my phone"]')).toBe(200);
+  expect(await text(page, 'main p')).toContain('No app passwords yet.');
+  expect((await as(t, basic).get('/v1/subscriptions')).status).toBe(401);
+});
+
+test('a Nextcloud-mode app is allowed in: sign in from its page, allow, and its poll gets a password', async () => {
+  const u = await t.user('browser');
+  const start = await fetch(`${origin}/index.php/login/v2`, { method: 'POST', headers: { 'User-Agent': 'Kasts' } });
+  const flow = (await start.json()) as { login: string; poll: { token: string; endpoint: string } };
+  const page = await newPage(390, 844);
+  await page.goto(flow.login);
+  await page.type('#username', u.name);
+  await page.type('#password', u.password);
+  await submit(page, 'form[action="/web/sign-in"] button');
+  expect(await text(page, 'h1')).toEqual(['Allow Kasts to access your account?']);
+  await check(page, 'login-flow-phone');
+  expect(await submit(page, 'main form button')).toBe(200);
+  const poll = await fetch(flow.poll.endpoint, {
+    method: 'POST',
+    body: new URLSearchParams({ token: flow.poll.token }),
+  });
+  expect(poll.status).toBe(200);
+  expect(await poll.json()).toMatchObject({ loginName: u.name, appPassword: expect.stringMatching(/^csp_/) });
+});
+
+test('a form posted without its CSRF token is refused; a hostile feed title stays text', async () => {
+  const u = await t.user('browser');
+  const page = await newPage(390, 844);
+  await signIn(page, u);
+  await page.type('#feed_url', 'https://hostile.example/feed');
+  await submit(page, 'form[action="/web/subscriptions"] button');
+  await t.db.query(
+    `UPDATE feeds SET title = '<img src=x onerror=alert(1)>' WHERE feed_url = 'https://hostile.example/feed'`,
+  );
+  await page.goto(`${origin}/web/subscriptions`);
+  expect(await text(page, '.feed .title')).toEqual(['<img src=x onerror=alert(1)>']);
+  expect(await page.$$('.feed .title img')).toEqual([]);
+  await check(page, 'subscriptions-phone');
+
+  await page.$eval('form[action="/web/subscriptions"] input[name="_csrf"]', (e) => e.remove());
+  await page.type('#feed_url', 'https://forged.example/feed');
+  expect(await submit(page, 'form[action="/web/subscriptions"] button')).toBe(403);
+  expect(await text(page, 'h1')).toEqual(['Not allowed']);
+  const api = (await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string }[];
+  expect(api.map((s) => s.feed_url)).toEqual(['https://hostile.example/feed']);
+});
+
+test('every other page passes the accessibility check, on a desktop and on a phone', async () => {
+  const admin = await t.user('admin');
+  await t.db.query('UPDATE users SET is_admin = true WHERE id = $1', [admin.id]);
+  await as(t, admin).post(`/api/2/devices/${admin.name}/phone.json`, { caption: 'Phone', type: 'mobile' });
+  await as(t, admin).post(`/api/2/episodes/${admin.name}.json`, [
+    { podcast: 'https://a.example/feed', episode: 'https://a.example/1.mp3', action: 'play', position: 60, total: 600 },
+  ]);
+  for (const [width, height, suffix] of [
+    [1280, 800, ''],
+    [390, 844, '-phone'],
+  ] as const) {
+    const page = await newPage(width, height);
+    await signIn(page, admin);
+    for (const p of ['account', 'devices', 'activity', 'app-passwords', 'admin/users']) {
+      expect((await page.goto(`${origin}/web/${p}`))!.status()).toBe(200);
+      await check(page, `${p.replace('/', '-')}${suffix}`);
+    }
+  }
+});
