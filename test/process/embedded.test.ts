@@ -35,6 +35,24 @@ describe('embedded PostgreSQL and the CLI', () => {
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   });
 
+  test('administrators: made with user add --admin or user admin NAME, unmade with --remove', () => {
+    expect(cli(['user', 'add', 'root', '--admin', '--password-stdin'], env, 'root-password\n')).toMatchObject({
+      status: 0,
+      stdout: 'User root created (administrator)\n',
+    });
+    expect(cli(['user', 'admin', 'alice'], env)).toMatchObject({ status: 0, stdout: 'alice is an administrator\n' });
+    expect(cli(['user', 'list'], env).stdout).toMatch(/^alice\t.*\tadmin$/m);
+    expect(cli(['user', 'admin', 'alice', '--remove'], env).stdout).toBe('alice is no longer an administrator\n');
+    const list = cli(['user', 'list'], env).stdout;
+    expect(list).toMatch(/^alice\t[^\n]*Z$/m);
+    expect(list).toMatch(/^root\t.*\tadmin$/m);
+    expect(cli(['user', 'admin', 'nobody'], env)).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/No user nobody/),
+    });
+    expect(cli(['user', 'remove', 'root'], env).status).toBe(0);
+  });
+
   test('the CLI refuses bad input with a message and exit status 1', () => {
     for (const [args, input, message] of [
       [['user', 'add', 'alice', '--password-stdin'], 'another-password\n', /already exists/],
