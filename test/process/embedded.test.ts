@@ -36,13 +36,17 @@ describe('embedded PostgreSQL and the CLI', () => {
   });
 
   test('administrators: made with user add --admin or user admin NAME, unmade with --remove', () => {
+    // The lines are matched, not the whole output: a warning logged as the CLI's own cluster stops may come too.
     expect(cli(['user', 'add', 'root', '--admin', '--password-stdin'], env, 'root-password\n')).toMatchObject({
       status: 0,
-      stdout: 'User root created (administrator)\n',
+      stdout: expect.stringMatching(/^User root created \(administrator\)$/m),
     });
-    expect(cli(['user', 'admin', 'alice'], env)).toMatchObject({ status: 0, stdout: 'alice is an administrator\n' });
+    expect(cli(['user', 'admin', 'alice'], env)).toMatchObject({
+      status: 0,
+      stdout: expect.stringMatching(/^alice is an administrator$/m),
+    });
     expect(cli(['user', 'list'], env).stdout).toMatch(/^alice\t.*\tadmin$/m);
-    expect(cli(['user', 'admin', 'alice', '--remove'], env).stdout).toBe('alice is no longer an administrator\n');
+    expect(cli(['user', 'admin', 'alice', '--remove'], env).stdout).toMatch(/^alice is no longer an administrator$/m);
     const list = cli(['user', 'list'], env).stdout;
     expect(list).toMatch(/^alice\t[^\n]*Z$/m);
     expect(list).toMatch(/^root\t.*\tadmin$/m);
