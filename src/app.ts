@@ -15,6 +15,7 @@ import { authLimits } from './http/limits';
 import { createMetrics } from './http/metrics';
 import { routeTemplate } from './http/method';
 import { opsRoutes } from './http/ops';
+import { Foreground, idleForeground } from './jobs/foreground';
 import { countJobs } from './jobs/queue';
 import type { Logger } from './logger';
 import { gpodderRouter } from './gpodder/router';
@@ -39,12 +40,15 @@ export function createApp({
   logger,
   authCache = new AuthCache(config.authCacheTtl * 1000),
   state = { draining: false },
+  foreground = idleForeground,
 }: {
   db: Db;
   config: Config;
   logger: Logger;
   authCache?: AuthCache;
   state?: AppState;
+  /** Where requests are counted, so that background work gives way to them. */
+  foreground?: Foreground;
 }) {
   const ctx: ApiContext = { db, config, logger, authCache };
   const metrics = createMetrics(
@@ -78,6 +82,10 @@ export function createApp({
 
   // Self-hosted servers are often reached over plain http on a LAN: no upgrade-insecure-requests.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  app.use((_req, res, next) => {
+    res.once('close', foreground.begin());
+    next();
+  });
   app.use((req, res, next) => {
     const sent = req.headers['x-request-id'];
     req.id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();

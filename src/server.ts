@@ -10,6 +10,7 @@ import { createPool } from './db/pool';
 import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
 import { feedTasks } from './feeds/fetcher';
+import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { createLogger, type Logger } from './logger';
 
@@ -20,9 +21,10 @@ async function main(config: Config, logger: Logger) {
   const authCache = new AuthCache(config.authCacheTtl * 1000);
   const listener = listenForCredentialChanges(database.url, authCache, logger);
   const state: AppState = { draining: false };
-  const app = createApp({ db, config, logger, authCache, state });
+  const foreground = new Foreground();
+  const app = createApp({ db, config, logger, authCache, state, foreground });
   const tasks = [deletionTasks(db, logger), authTasks(db, logger)];
-  if (config.feedFetch) tasks.push(feedTasks({ db, logger, config }));
+  if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground }));
   const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
 
   const server = http.createServer(app);

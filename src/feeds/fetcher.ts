@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import type { Db } from '../db/pool';
 import type { TaskList } from '../jobs/worker';
+import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
 import type { Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
@@ -143,11 +144,17 @@ async function politely(
 /**
  * Fetches due feeds until none is due, the time budget is spent or the signal aborts; returns how many
  * were fetched by outcome. Several fetchers (processes) can run at once: each takes its own feeds.
+ * Each fetch waits for its turn from `foreground`: while requests keep the process busy, one starts every
+ * couple of seconds.
  */
 export async function fetchDueFeeds(
   ctx: { db: Db; logger: Logger },
   s: FetcherSettings,
-  { signal = new AbortController().signal, budgetMs = 240_000 } = {},
+  {
+    signal = new AbortController().signal,
+    budgetMs = 240_000,
+    foreground = idleForeground,
+  }: { signal?: AbortSignal; budgetMs?: number; foreground?: Foreground } = {},
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   const until = Date.now() + budgetMs;
@@ -155,6 +162,7 @@ export async function fetchDueFeeds(
     const due = await repo.claimDue(ctx.db, s.concurrency * 4, LEASE_SECONDS);
     if (due.length === 0) break;
     await politely(due, s, async (feed) => {
+      await foreground.turn(signal);
       const end = fetchSeconds.startTimer();
       const outcome = await fetchOne(ctx, s, feed, signal);
       end();
@@ -166,7 +174,7 @@ export async function fetchDueFeeds(
 }
 
 /** The fetcher as the worker runs it: every minute, and at once when a feed nobody had is subscribed. */
-export function feedTasks(ctx: { db: Db; logger: Logger; config: Config }): TaskList {
+export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foreground: Foreground }): TaskList {
   const settings = fetcherSettings(ctx.config);
   const stopping = new AbortController();
   // At most one job queued a second: a wake within the second after one is queued at its end (the job
@@ -190,7 +198,7 @@ export function feedTasks(ctx: { db: Db; logger: Logger; config: Config }): Task
     tasks: {
       [FETCH_TASK]: async (_payload, helpers) => {
         const signal = AbortSignal.any([stopping.signal, helpers.abortSignal]);
-        const counts = await fetchDueFeeds(ctx, settings, { signal });
+        const counts = await fetchDueFeeds(ctx, settings, { signal, foreground: ctx.foreground });
         if (Object.keys(counts).length > 0) ctx.logger.info({ component: 'feeds', ...counts }, 'feeds fetched');
       },
     },

@@ -6,6 +6,7 @@ import { AuthCache } from '../../src/auth/cache';
 import { addUser } from '../../src/auth/service';
 import { loadConfig, type Config } from '../../src/config';
 import { createPool, type Db } from '../../src/db/pool';
+import { Foreground } from '../../src/jobs/foreground';
 import { freshDatabase } from './db';
 
 export type TestApp = {
@@ -15,6 +16,8 @@ export type TestApp = {
   url: string;
   state: AppState;
   authCache: AuthCache;
+  /** Where the app counts its requests in flight. */
+  foreground: Foreground;
   user: (prefix?: string) => Promise<TestUser>;
   close: () => Promise<void>;
 };
@@ -30,7 +33,8 @@ export async function testApp(env: Record<string, string> = {}, logger = pino({ 
   const db = createPool(database.url, { max: 10, timeoutMs: 2000, logger });
   const state: AppState = { draining: false };
   const authCache = new AuthCache(config.authCacheTtl * 1000);
-  const app = createApp({ db, config, logger, state, authCache });
+  const foreground = new Foreground();
+  const app = createApp({ db, config, logger, state, authCache, foreground });
   return {
     app,
     db,
@@ -38,6 +42,7 @@ export async function testApp(env: Record<string, string> = {}, logger = pino({ 
     url: database.url,
     state,
     authCache,
+    foreground,
     user: async (prefix = 'user') => {
       const name = `${prefix}${++seq}`;
       const password = `pw-${name}-secret`;

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type net from 'node:net';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { podcastGuid } from '../../src/subscriptions/urls';
@@ -275,6 +277,51 @@ describe('politeness', () => {
       expect(slow.mostOpen()).toBe(2);
     } finally {
       await slow.close();
+    }
+  });
+});
+
+describe('requests come first', () => {
+  test('while requests keep the server busy, one fetch starts per turn; when they pause, the rest go', async () => {
+    const server = http.createServer(t.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const feeds = await feedServer({ '/busy/*': xml(rss({ title: 'Waits its turn' })) });
+    let held: http.ClientRequest | undefined;
+    try {
+      const u = await t.user('busy');
+      const urls = Array.from({ length: 6 }, (_, i) => ({ feed_url: feeds.url(`/busy/${i}.xml`) }));
+      expect((await as(t, u).post('/v1/subscriptions', { subscriptions: urls })).status).toBe(200);
+      // A request that stays in flight: its body never ends until the test sends the rest.
+      const port = (server.address() as net.AddressInfo).port;
+      held = http.request({
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/v1/subscriptions',
+        headers: { authorization: u.basic, 'content-type': 'application/json', 'content-length': '20' },
+      });
+      const answered = new Promise<number>((resolve) => held!.on('response', (r) => resolve(r.statusCode!)));
+      held.write('{"subscriptions"');
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(t.foreground.busy()).toBe(true);
+
+      const fetching = fetchDueFeeds({ db: t.db, logger: captured.logger }, allowLoopback, {
+        foreground: t.foreground,
+      });
+      // The first turn starts one fetch; the next comes 2 s later.
+      const until = Date.now() + 6000;
+      while (feeds.requests.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(feeds.requests).toHaveLength(1);
+
+      held.end(':[]}');
+      expect(await answered).toBe(200);
+      expect((await fetching).fetched).toBe(6);
+      expect(feeds.requests).toHaveLength(6);
+    } finally {
+      held?.destroy();
+      await feeds.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
