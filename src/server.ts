@@ -95,6 +95,12 @@ async function main(config: Config, logger: Logger) {
     logger.warn({ signal: 'SIGQUIT' }, 'exiting at once, without draining');
     process.exit(1);
   });
+  // graphile-worker (0.17) records a job's end without awaiting it: when the database goes away just as a
+  // job ends, that promise rejects with nobody to catch it, and Node would end the process. The API must
+  // outlive a database outage (docs/operations.md), so such a rejection is logged and the server goes on.
+  process.on('unhandledRejection', (err) => {
+    logger.error({ err }, 'a background promise failed with nobody to handle it; the server goes on');
+  });
 }
 
 let config: Config;
