@@ -6,6 +6,7 @@ import * as auth from './auth/service';
 import { loadConfig } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
+import { InvalidInput } from './errors';
 import { migrate } from './db/migrate';
 import { createPool, type Db } from './db/pool';
 import { createLogger } from './logger';
@@ -38,7 +39,7 @@ async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
 
 async function userIdOf(ctx: Ctx, name: string): Promise<number> {
   const id = await auth.userIdOf(ctx.db, name);
-  if (id === undefined) throw new auth.AuthInputError(`No user ${name}`);
+  if (id === undefined) throw new InvalidInput(`No user ${name}`);
   return id;
 }
 
@@ -64,7 +65,7 @@ async function readPassword(fromStdin: boolean): Promise<string> {
       });
     });
   const first = await ask('Password: ');
-  if ((await ask('Repeat password: ')) !== first) throw new auth.AuthInputError('The passwords do not match');
+  if ((await ask('Repeat password: ')) !== first) throw new InvalidInput('The passwords do not match');
   return first;
 }
 
@@ -93,7 +94,7 @@ user
   .action(async (name: string, opts: { remove?: boolean }) => {
     const admin = opts.remove !== true;
     if (!(await withDatabase((ctx) => accounts.setAdmin(ctx.db, name, admin)))) {
-      throw new auth.AuthInputError(`No user ${name}`);
+      throw new InvalidInput(`No user ${name}`);
     }
     console.log(admin ? `${name} is an administrator` : `${name} is no longer an administrator`);
   });
@@ -142,7 +143,7 @@ token
   .argument('<id>', 'the token id printed by token create')
   .description('revoke a personal access token')
   .action(async (id: string) => {
-    if (!/^\d+$/.test(id)) throw new auth.AuthInputError('The token id is a number');
+    if (!/^\d+$/.test(id)) throw new InvalidInput('The token id is a number');
     await withDatabase((ctx) => auth.revokePersonalToken(ctx, Number(id)));
     console.log(`Token ${id} revoked`);
   });
@@ -157,7 +158,7 @@ login
     await withDatabase(async (ctx) => {
       const userId = await userIdOf(ctx, name);
       if (!(await auth.approveLoginFlow(ctx.db, code, userId))) {
-        throw new auth.AuthInputError('No such login flow waiting for approval (flows expire after 20 minutes)');
+        throw new InvalidInput('No such login flow waiting for approval (flows expire after 20 minutes)');
       }
     });
     console.log(`Approved: the app signs in as ${name} at its next poll`);
@@ -180,10 +181,10 @@ session
   .argument('<id>', 'a session id from session list')
   .description("revoke one of the user's sessions")
   .action(async (name: string, id: string) => {
-    if (!/^\d+$/.test(id)) throw new auth.AuthInputError('The session id is a number');
+    if (!/^\d+$/.test(id)) throw new InvalidInput('The session id is a number');
     await withDatabase(async (ctx) => {
       if (!(await auth.revokeSession(ctx, await userIdOf(ctx, name), Number(id)))) {
-        throw new auth.AuthInputError(`No session ${id} of ${name}`);
+        throw new InvalidInput(`No session ${id} of ${name}`);
       }
     });
     console.log(`Session ${id} revoked`);
@@ -197,6 +198,7 @@ program
     console.log('Database schema is up to date');
   });
 
+// The CLI's one mapping: a domain error is its reason; anything else its message (never a stack trace).
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`castsync: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;

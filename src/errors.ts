@@ -25,5 +25,23 @@ export class InvalidInput extends DomainError {
   }
 }
 
+/** Credentials that name no user or do not match: each door asks again in its own way. */
+export class CredentialsRefused extends DomainError {
+  constructor() {
+    super('credentials refused');
+  }
+}
+
+/** Too many refused credentials from one client for one name: refused whatever they are, for a while. */
+export class TooManyFailures extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('too many failed attempts');
+  }
+  /** Whole seconds, at least 1, as a Retry-After header or a person reads them. */
+  get retryAfter(): number {
+    return Math.max(1, Math.ceil(this.retryAfterSeconds));
+  }
+}
+
 /** A user id that names no user: a programming error (users are removed with all their data). */
 export const missingUser = (userId: number): Error => new Error(`user ${userId} does not exist`);

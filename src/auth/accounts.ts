@@ -1,15 +1,9 @@
 import type { Queryable } from '../db/pool';
+import { InvalidInput } from '../errors';
 import * as repo from './repo';
 import * as accounts from './accounts-repo';
 import { hashPassword, hashToken, newToken, verifyPassword } from './secrets';
-import {
-  AuthInputError,
-  checkNewCredentials,
-  closeSession,
-  credentialsChanged,
-  openSession,
-  type AuthContext,
-} from './service';
+import { checkNewCredentials, closeSession, credentialsChanged, openSession, type AuthContext } from './service';
 
 // What the web page does with accounts: browser sessions, one's own password and app passwords, and the
 // administration of users by an administrator.
@@ -50,7 +44,7 @@ export async function changePassword(
 ): Promise<void> {
   const user = await accounts.findAccount(ctx.db, userId);
   if (!user || (await checkPassword(ctx.db, user.username, current)) !== userId) {
-    throw new AuthInputError('The current password is wrong');
+    throw new InvalidInput('The current password is wrong');
   }
   checkNewCredentials(user.username, next);
   await repo.updatePassword(ctx.db, user.username, await hashPassword(next));

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { InvalidInput } from '../errors';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { AuthCache } from './cache';
@@ -27,11 +28,9 @@ type Admin = Pick<AuthContext, 'db' | 'authCache'>;
 export const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 export const MIN_PASSWORD = 8;
 
-export class AuthInputError extends Error {}
-
 export function checkNewCredentials(username: string, password: string): void {
-  if (!USERNAME.test(username)) throw new AuthInputError('Usernames are 1-64 characters of A-Z a-z 0-9 . _ -');
-  if (password.length < MIN_PASSWORD) throw new AuthInputError(`Passwords have at least ${MIN_PASSWORD} characters`);
+  if (!USERNAME.test(username)) throw new InvalidInput('Usernames are 1-64 characters of A-Z a-z 0-9 . _ -');
+  if (password.length < MIN_PASSWORD) throw new InvalidInput(`Passwords have at least ${MIN_PASSWORD} characters`);
 }
 
 const basicKey = (username: string, password: string) =>
@@ -148,20 +147,20 @@ export async function addUser(
   { admin = false } = {},
 ): Promise<number> {
   checkNewCredentials(username, password);
-  if (await repo.findUserByName(ctx.db, username)) throw new AuthInputError(`User ${username} already exists`);
+  if (await repo.findUserByName(ctx.db, username)) throw new InvalidInput(`User ${username} already exists`);
   return repo.insertUser(ctx.db, username, await hashPassword(password), admin);
 }
 
 export async function setPassword(ctx: Admin, username: string, password: string): Promise<void> {
   checkNewCredentials(username, password);
   const id = await repo.updatePassword(ctx.db, username, await hashPassword(password));
-  if (id === undefined) throw new AuthInputError(`No user ${username}`);
+  if (id === undefined) throw new InvalidInput(`No user ${username}`);
   await repo.deleteSessions(ctx.db, id);
   await credentialsChanged(ctx);
 }
 
 export async function removeUser(ctx: Admin, username: string): Promise<void> {
-  if (!(await repo.deleteUser(ctx.db, username))) throw new AuthInputError(`No user ${username}`);
+  if (!(await repo.deleteUser(ctx.db, username))) throw new InvalidInput(`No user ${username}`);
   await credentialsChanged(ctx);
 }
 
@@ -171,14 +170,14 @@ export async function createPersonalToken(
   label?: string,
 ): Promise<{ id: number; token: string }> {
   const user = await repo.findUserByName(ctx.db, username);
-  if (!user) throw new AuthInputError(`No user ${username}`);
+  if (!user) throw new InvalidInput(`No user ${username}`);
   const t = newToken('personal');
   const id = await repo.insertToken(ctx.db, { userId: user.id, kind: 'personal', hash: t.hash, label });
   return { id, token: t.token };
 }
 
 export async function revokePersonalToken(ctx: Admin, id: number): Promise<void> {
-  if (!(await repo.deletePersonalToken(ctx.db, id))) throw new AuthInputError(`No personal access token ${id}`);
+  if (!(await repo.deletePersonalToken(ctx.db, id))) throw new InvalidInput(`No personal access token ${id}`);
   await credentialsChanged(ctx);
 }
 

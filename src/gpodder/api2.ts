@@ -3,7 +3,7 @@ import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import * as devices from '../devices/service';
 import { currentUser } from '../http/credentials';
-import { BadRequest } from '../http/errors';
+import { BadRequest } from './errors';
 import { route } from '../http/method';
 import * as subscriptions from '../subscriptions/service';
 import { pull, push } from './feeds';

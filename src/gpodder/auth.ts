@@ -3,16 +3,10 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { basicCredentials } from '../http/credentials';
-import { HttpError, Unauthorized } from '../http/errors';
 import { clientKey, type FailureLimiter } from '../http/limits';
+import { Unauthorized } from './errors';
 
 const COOKIE = 'sessionid';
-/** gpodder clients answer this challenge (mygpoclient sends credentials only after it). */
-export class GpodderUnauthorized extends HttpError {
-  constructor() {
-    super(401, 'User not authorized', { 'WWW-Authenticate': 'Basic realm="castsync"' });
-  }
-}
 
 export function sessionCookie(req: Request): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
@@ -52,25 +46,20 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
 
   const basicUser = async (req: Request, res: Response): Promise<number> => {
     const basic = basicCredentials(req.headers.authorization);
-    if (!basic) throw new GpodderUnauthorized();
-    try {
-      const userId = await limiter.attempt(clientKey(req, basic.username), () =>
-        auth.authenticateBasic(ctx, basic.username, basic.password),
-      );
-      const key = createHash('sha256').update(`${basic.username}\0${basic.password}`).digest('base64');
-      let session = sessionOfCredentials.get(key);
-      if (!session) {
-        session = await auth.openSession(ctx.db, userId, req.headers['user-agent']);
-        if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
-        sessionOfCredentials.set(key, session);
-      }
-      setSessionCookie(req, res, session);
-      res.locals.session = session;
-      return userId;
-    } catch (err) {
-      if (err instanceof Unauthorized) throw new GpodderUnauthorized();
-      throw err;
+    if (!basic) throw new Unauthorized();
+    const userId = await limiter.attempt(clientKey(req, basic.username), () =>
+      auth.authenticateBasic(ctx, basic.username, basic.password),
+    );
+    const key = createHash('sha256').update(`${basic.username}\0${basic.password}`).digest('base64');
+    let session = sessionOfCredentials.get(key);
+    if (!session) {
+      session = await auth.openSession(ctx.db, userId, req.headers['user-agent']);
+      if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
+      sessionOfCredentials.set(key, session);
     }
+    setSessionCookie(req, res, session);
+    res.locals.session = session;
+    return userId;
   };
 
   return async (req, res, next) => {
@@ -85,7 +74,7 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
         username = await auth.usernameOf(ctx.db, userId);
         if (username !== undefined) usernames.set(userId, username);
       }
-      if (username?.toLowerCase() !== String(named).toLowerCase()) throw new GpodderUnauthorized();
+      if (username?.toLowerCase() !== String(named).toLowerCase()) throw new Unauthorized();
     }
     req.userId = userId;
     next();

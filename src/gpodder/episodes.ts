@@ -2,7 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
-import { BadRequest } from '../http/errors';
+import { BadRequest } from './errors';
 import { route } from '../http/method';
 import { anyJson } from './http';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';

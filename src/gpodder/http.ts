@@ -1,7 +1,6 @@
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import type { z } from 'zod';
-import { InvalidInput, NotFound } from '../errors';
-import { BadRequest, NotFound as HttpNotFound, PayloadTooLarge } from '../http/errors';
+import { BadRequest } from './errors';
 
 /** gpodder bodies are 4 MiB at most: a first sync uploads a whole library. */
 const BODY_LIMIT = '4mb';
@@ -27,14 +26,4 @@ export function parseJsonBody<S extends z.ZodType>(schema: S, body: unknown, emp
 export const noStore: RequestHandler = (_req, res, next) => {
   res.set('Cache-Control', 'no-store');
   next();
-};
-
-/** The statuses gpodder.net uses: 400 for bad input (a body that is not JSON too), 404 for unknown things. */
-export const gpodderErrors: ErrorRequestHandler = (err: unknown, _req, _res, next) => {
-  const type = (err as { type?: unknown }).type;
-  if (err instanceof InvalidInput) return next(new BadRequest(err.reason));
-  if (err instanceof NotFound) return next(new HttpNotFound());
-  if (type === 'entity.parse.failed') return next(new BadRequest('The body is not valid JSON'));
-  if (type === 'entity.too.large') return next(new PayloadTooLarge('Request body is larger than 4 MiB'));
-  next(err);
 };

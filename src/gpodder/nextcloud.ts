@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
-import { NotFound } from '../http/errors';
+import { NotFound } from './errors';
 import { route } from '../http/method';
 import { checkChanges } from './api2';
 import { pull, push } from './feeds';

@@ -4,7 +4,8 @@ import type { AuthLimits } from '../http/limits';
 import { api2Routes } from './api2';
 import { gpodderAuth } from './auth';
 import { episodeRoutes } from './episodes';
-import { gpodderErrors, noStore } from './http';
+import { gpodderErrors } from './errors';
+import { noStore } from './http';
 import { nextcloudRoutes } from './nextcloud';
 import { simpleRoutes } from './simple';
 

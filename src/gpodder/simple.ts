@@ -4,11 +4,11 @@ import type { Db } from '../db/pool';
 import * as devices from '../devices/service';
 import * as feeds from '../feeds/catalog';
 import { currentUser } from '../http/credentials';
-import { BadRequest, NotFound } from '../http/errors';
 import { route } from '../http/method';
-import { buildOpml, OpmlError, parseOpml } from '../opml/opml';
+import { buildOpml, parseOpml } from '../opml/opml';
 import * as subscriptions from '../subscriptions/service';
 import { addAll, MAX_URLS } from './feeds';
+import { BadRequest, NotFound } from './errors';
 import { anyText } from './http';
 
 type Format = 'opml' | 'json' | 'txt';
@@ -52,12 +52,7 @@ function uploadedUrls(fmt: Format, body: unknown): string[] {
     }
     urls = parsed as string[];
   } else {
-    try {
-      urls = parseOpml(text).map((f) => f.url);
-    } catch (err) {
-      if (err instanceof OpmlError) throw new BadRequest(`Invalid OPML: ${err.message}`);
-      throw err;
-    }
+    urls = parseOpml(text).map((f) => f.url);
   }
   if (urls.length > MAX_URLS) throw new BadRequest(`At most ${MAX_URLS} feeds in one upload`);
   return urls;

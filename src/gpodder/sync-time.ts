@@ -1,4 +1,4 @@
-import { BadRequest } from '../http/errors';
+import { BadRequest } from './errors';
 
 /**
  * `since` as gpodder and Nextcloud clients send it: whole Unix seconds. Missing or 0 is everything

@@ -1,58 +1,40 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { isDatabaseUnavailable } from '../db/errors';
 import type { Logger } from '../logger';
 import { routeTemplate } from './method';
-import {
-  HttpError,
-  NotFound,
-  PayloadTooLarge,
-  ServiceUnavailable,
-  UnsupportedMediaType,
-  ValidationFailed,
-} from './errors';
+import { HttpError } from './errors';
 
-/** Errors thrown by express.json(), mapped to the contract's statuses. */
-function fromBodyParser(err: { type?: unknown }): HttpError | undefined {
-  switch (err.type) {
-    case 'entity.too.large':
-      return new PayloadTooLarge('Request body is larger than 1 MiB');
-    case 'entity.parse.failed':
-      return new ValidationFailed('the body is not valid JSON');
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new UnsupportedMediaType();
-    case 'request.aborted':
-    case 'request.size.invalid':
-    case 'stream.encoding.set':
-      return new ValidationFailed('the body could not be read');
-    default:
-      return undefined;
-  }
-}
-
-export function toHttpError(err: unknown): HttpError | undefined {
+/**
+ * The safety net behind every door: an HttpError a door made, a 503 while the database is away (logged as a
+ * warning), and a 500 for anything else, logged once with the request id: on the request's own line when
+ * there is a request log. `internal` is the 500's message, in the door's words.
+ */
+export function lastResort(
+  logger: Logger,
+  err: unknown,
+  req: Request,
+  res: Response,
+  internal = 'Internal server error',
+): HttpError {
   if (err instanceof HttpError) return err;
-  const parsed = fromBodyParser(err as { type?: unknown });
-  if (parsed) return parsed;
-  if (isDatabaseUnavailable(err)) return new ServiceUnavailable();
-  return undefined;
+  if (isDatabaseUnavailable(err)) {
+    logger.warn({ reqId: req.id, err: (err as Error).message }, 'database unavailable');
+    return new HttpError(503, 'Service temporarily unavailable');
+  }
+  if (req.log) res.err = err as Error;
+  else logger.error({ err, reqId: req.id, route: routeTemplate(res) }, 'unhandled error');
+  return new HttpError(500, internal);
 }
 
+/** A path no door answers. */
 export const notFound: RequestHandler = () => {
-  throw new NotFound();
+  throw new HttpError(404, 'Resource not found');
 };
 
+/** The app's last handler: the `{code, message}` body that the Open Podcast API and gpodder.net share. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    let httpError = toHttpError(err);
-    if (!httpError) {
-      // Logged once: on the request's own line when there is a request log, else here.
-      if (req.log) res.err = err as Error;
-      else logger.error({ err, reqId: req.id, route: routeTemplate(res) }, 'unhandled error');
-      httpError = new HttpError(500, 'Internal server error');
-    } else if (httpError.status === 503) {
-      logger.warn({ reqId: req.id, err: (err as Error).message }, 'database unavailable');
-    }
+    const httpError = lastResort(logger, err, req, res);
     if (res.headersSent) {
       res.destroy();
       return;

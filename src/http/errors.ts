@@ -1,4 +1,8 @@
-/** An error with an HTTP status and a message that is safe to show to the client. */
+/**
+ * An error with an HTTP status and a message that is safe to show to the client. What every door shares;
+ * each door's own statuses, messages and challenges are in its folder (opa/errors.ts, gpodder/errors.ts,
+ * web/errors.ts), and each maps the domain's errors (src/errors.ts) in one place.
+ */
 export class HttpError extends Error {
   readonly headers: Record<string, string>;
   constructor(
@@ -11,55 +15,9 @@ export class HttpError extends Error {
   }
 }
 
-export const AUTH_CHALLENGE = 'Bearer realm="castsync", Basic realm="castsync"';
-
-export class BadRequest extends HttpError {
-  constructor(message: string) {
-    super(400, message);
-  }
-}
-export class Unauthorized extends HttpError {
-  constructor() {
-    super(401, 'User not authorized', { 'WWW-Authenticate': AUTH_CHALLENGE });
-  }
-}
-export class NotFound extends HttpError {
-  constructor() {
-    super(404, 'Resource not found');
-  }
-}
-export class ValidationFailed extends HttpError {
-  constructor(detail?: string) {
-    super(405, detail ? `Input could not be validated: ${detail}` : 'Input could not be validated');
-  }
-}
+/** A path that is there, asked with a method it does not answer: the same 405 at every door. */
 export class MethodNotAllowed extends HttpError {
   constructor(allow: string[]) {
     super(405, 'Method not allowed', { Allow: allow.join(', ') });
-  }
-}
-export class Gone extends HttpError {
-  constructor() {
-    super(410, 'Subscription has been deleted');
-  }
-}
-export class PayloadTooLarge extends HttpError {
-  constructor(message: string) {
-    super(413, message);
-  }
-}
-export class UnsupportedMediaType extends HttpError {
-  constructor() {
-    super(415, 'Unsupported media type');
-  }
-}
-export class TooManyRequests extends HttpError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'Too many requests', { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
-  }
-}
-export class ServiceUnavailable extends HttpError {
-  constructor() {
-    super(503, 'Service temporarily unavailable');
   }
 }

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Config } from '../config';
-import { TooManyRequests, Unauthorized } from './errors';
+import { CredentialsRefused, TooManyFailures } from '../errors';
 
 type Window = { refused: number; endsAt: number };
 
@@ -19,14 +19,14 @@ export class FailureLimiter {
     private readonly maxKeys = 100_000,
   ) {}
 
-  /** Runs `attempt` unless the key is blocked; undefined from it means refused credentials: 401. */
+  /** Runs `attempt` unless the key is blocked (TooManyFailures); undefined from it is CredentialsRefused. */
   async attempt<T>(key: string, attempt: () => Promise<T | undefined>): Promise<T> {
     const wait = this.retryAfter(key, Date.now());
-    if (wait > 0) throw new TooManyRequests(wait);
+    if (wait > 0) throw new TooManyFailures(wait);
     const result = await attempt();
     if (result === undefined) {
       this.refuse(key, Date.now());
-      throw new Unauthorized();
+      throw new CredentialsRefused();
     }
     return result;
   }

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { Db } from '../db/pool';
-import { ServiceUnavailable } from './errors';
+import { HttpError } from './errors';
 import type { Metrics } from './metrics';
 import { route } from './method';
 import { error, type Documenter } from './openapi';
@@ -16,11 +16,12 @@ export function opsRoutes(db: Db, metrics: Metrics, state: { draining: boolean }
   });
   route(r, '/readyz', {
     get: async (_req, res) => {
-      if (state.draining) throw new ServiceUnavailable();
+      const notReady = new HttpError(503, 'Service temporarily unavailable');
+      if (state.draining) throw notReady;
       try {
         await db.query('SELECT 1');
       } catch {
-        throw new ServiceUnavailable();
+        throw notReady;
       }
       res.json({ status: 'ready' });
     },

@@ -2,11 +2,11 @@ import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { basicCredentials, bearerToken, currentUser } from '../http/credentials';
-import { Unauthorized } from '../http/errors';
+import { Unauthorized } from './errors';
 import { route } from '../http/method';
 import { clientKey, type AuthLimits, type FailureLimiter } from '../http/limits';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
-import { parseBody } from '../http/validate';
+import { parseBody } from './validate';
 import { loginBody, logoutBody, refreshBody, sessionResponse, type SessionOut } from './auth-schemas';
 
 /** Every route behind this has an authenticated user, by HTTP Basic or a bearer token. */

@@ -4,7 +4,7 @@ import { deletionStatus } from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
-import { parsePath } from '../http/validate';
+import { parsePath } from './validate';
 import { authErrors, secured } from './auth';
 import { deletionParams, deletionStatusResponse } from './schemas';
 

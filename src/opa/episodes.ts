@@ -5,7 +5,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import type { Documenter } from '../http/openapi';
 import { iso } from '../http/timestamps';
-import { parseQuery } from '../http/validate';
+import { parseQuery } from './validate';
 import { z } from '../http/zod';
 import { secured } from './auth';
 import { pageOf, pagedResponses } from './paging';

@@ -5,7 +5,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
 import { iso } from '../http/timestamps';
-import { parsePath } from '../http/validate';
+import { parsePath } from './validate';
 import { z } from '../http/zod';
 import * as subscriptions from '../subscriptions/service';
 import { authErrors, secured } from './auth';

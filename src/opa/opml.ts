@@ -1,11 +1,9 @@
 import express, { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
-import { ValidationFailed } from '../http/errors';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import { OpmlError } from '../opml/opml';
 import { exportOpml, importOpml } from '../opml/service';
 import { authErrors, secured } from './auth';
 import { presentOutcomes } from './present';
@@ -29,13 +27,7 @@ export function opmlRoutes(ctx: ApiContext, user: RequestHandler): Router {
       post: [
         opmlText,
         async (req, res) => {
-          let parts;
-          try {
-            parts = await importOpml(ctx.db, currentUser(req), typeof req.body === 'string' ? req.body : '');
-          } catch (err) {
-            if (err instanceof OpmlError) throw new ValidationFailed(`not OPML: ${err.message}`);
-            throw err;
-          }
+          const parts = await importOpml(ctx.db, currentUser(req), typeof req.body === 'string' ? req.body : '');
           // Any number of feeds, in parts of what one POST takes, answered as one POST.
           const result: PostResult = { success: [], failure: [] };
           for (const done of parts) {

@@ -1,7 +1,7 @@
 import express, { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import { notFound } from '../http/error-handler';
-import { UnsupportedMediaType } from '../http/errors';
+import { UnsupportedMediaType } from './errors';
 import type { AuthLimits } from '../http/limits';
 import { json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';

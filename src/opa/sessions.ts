@@ -2,10 +2,10 @@ import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
-import { NotFound } from '../http/errors';
+import { NotFound } from './errors';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
-import { parsePath } from '../http/validate';
+import { parsePath } from './validate';
 import { z } from '../http/zod';
 import { authErrors, secured } from './auth';
 

@@ -1,4 +1,5 @@
 import { XMLParser } from 'fast-xml-parser';
+import { InvalidInput } from '../errors';
 
 /** A feed as OPML carries it: its URL and, when known, its title and web page. */
 export type OpmlFeed = { url: string; title?: string | undefined; htmlUrl?: string | undefined };
@@ -31,7 +32,8 @@ export function buildOpml(title: string, feeds: OpmlFeed[], now = new Date()): s
   ].join('\n');
 }
 
-export class OpmlError extends Error {}
+/** A document that is not OPML: the reason starts with "not OPML" at every door. */
+const notOpml = (detail: string) => new InvalidInput(`not OPML: ${detail}`);
 
 const parser = new XMLParser({
   ignoreAttributes: false,
@@ -47,18 +49,18 @@ type Outline = { xmlUrl?: unknown; url?: unknown; text?: unknown; title?: unknow
 
 /**
  * The feeds of an OPML document, in document order, from outlines at any depth that have `xmlUrl` (or
- * `url`, which some apps write). A document that is not OPML, or declares entities, is an OpmlError.
+ * `url`, which some apps write). A document that is not OPML, or declares entities, is InvalidInput.
  */
 export function parseOpml(xml: string): OpmlFeed[] {
-  if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw new OpmlError('OPML with a DOCTYPE or entity declarations is refused');
+  if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw notOpml('OPML with a DOCTYPE or entity declarations is refused');
   let doc: { opml?: { body?: { outline?: Outline[] } | string } };
   try {
     doc = parser.parse(xml, true) as typeof doc;
   } catch (err) {
-    throw new OpmlError(`not well-formed XML: ${(err as Error).message.split('\n')[0]}`);
+    throw notOpml(`not well-formed XML: ${(err as Error).message.split('\n')[0]}`);
   }
   const body = doc.opml?.body;
-  if (doc.opml === undefined || body === undefined) throw new OpmlError('not an OPML document (no opml/body)');
+  if (doc.opml === undefined || body === undefined) throw notOpml('not an OPML document (no opml/body)');
   const feeds: OpmlFeed[] = [];
   const walk = (outlines: Outline[] | undefined) => {
     for (const o of outlines ?? []) {

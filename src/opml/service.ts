@@ -15,7 +15,7 @@ export async function exportOpml(db: Queryable, userId: number): Promise<string>
 
 /**
  * Subscribes the user to every feed of an OPML document, any number of them, in parts of OPML_CHUNK
- * (each part is one subscribe call, with its own change time). Throws OpmlError for a file that is not OPML.
+ * (each part is one subscribe call, with its own change time). Throws InvalidInput for a file that is not OPML.
  */
 export async function importOpml(
   db: Db,

@@ -7,7 +7,8 @@ import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { duration, when } from './format';
-import { formField, PageError } from './session';
+import { again, PageError } from './errors';
+import { formField } from './session';
 import { render, type Notice } from './views';
 
 const idOf = (req: Request): number => {
@@ -27,22 +28,14 @@ export function accountRoutes(ctx: ApiContext): Router {
   };
   route(r, '/web/account', { get: (req, res) => accountPage(req, res) });
   route(r, '/web/account/password', {
-    post: async (req, res) => {
-      try {
-        await accounts.changePassword(
-          ctx,
-          currentUser(req),
-          formField(req, 'current') ?? '',
-          formField(req, 'new') ?? '',
-          res.locals.session!,
-        );
-      } catch (err) {
-        if (!(err instanceof auth.AuthInputError)) throw err;
-        res.status(400);
-        return accountPage(req, res, [{ kind: 'error', text: err.message }]);
-      }
-      await accountPage(req, res, [{ kind: 'ok', text: 'Your password was changed.' }]);
-    },
+    post: [
+      again((req, res, notice) => accountPage(req, res, [notice])),
+      async (req, res) => {
+        const [current, changed] = [formField(req, 'current') ?? '', formField(req, 'new') ?? ''];
+        await accounts.changePassword(ctx, currentUser(req), current, changed, res.locals.session!);
+        await accountPage(req, res, [{ kind: 'ok', text: 'Your password was changed.' }]);
+      },
+    ],
   });
   route(r, '/web/sessions/:id/revoke', {
     post: async (req, res) => {

@@ -1,8 +1,10 @@
 import { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
+import { InvalidInput } from '../errors';
 import { route } from '../http/method';
 import { when } from './format';
+import { again } from './errors';
 import { adminOnly, formField } from './session';
 import { render, type Notice } from './views';
 
@@ -12,19 +14,12 @@ export function adminRoutes(ctx: ApiContext): Router {
   const usersPage = async (_req: Request, res: Response, notices: Notice[] = []) => {
     render(res, 'admin-users', { title: 'Users', users: await auth.listUsers(ctx.db), notices, when });
   };
-  /** Runs an administrator's action; a refused input is shown on the page. */
+  /** Runs an administrator's action and says what it did (a refused input is shown on the same page). */
   const act = async (req: Request, res: Response, action: () => Promise<string>) => {
-    let done: string;
-    try {
-      done = await action();
-    } catch (err) {
-      if (!(err instanceof auth.AuthInputError)) throw err;
-      res.status(400);
-      return usersPage(req, res, [{ kind: 'error', text: err.message }]);
-    }
-    await usersPage(req, res, [{ kind: 'ok', text: done }]);
+    await usersPage(req, res, [{ kind: 'ok', text: await action() }]);
   };
   const name = (req: Request) => String(req.params.name);
+  const showAgain = again((req, res, notice) => usersPage(req, res, [notice]));
 
   route(
     r,
@@ -39,7 +34,7 @@ export function adminRoutes(ctx: ApiContext): Router {
           return `User ${username} created${admin ? ' (administrator)' : ''}.`;
         }),
     },
-    [adminOnly],
+    [adminOnly, showAgain],
   );
   route(
     r,
@@ -51,7 +46,7 @@ export function adminRoutes(ctx: ApiContext): Router {
           return `Password of ${name(req)} changed; their /v1 logins ended.`;
         }),
     },
-    [adminOnly],
+    [adminOnly, showAgain],
   );
   route(
     r,
@@ -59,12 +54,12 @@ export function adminRoutes(ctx: ApiContext): Router {
     {
       post: (req, res) =>
         act(req, res, async () => {
-          if (name(req) === res.locals.account!.username) throw new auth.AuthInputError('You cannot remove yourself.');
+          if (name(req) === res.locals.account!.username) throw new InvalidInput('You cannot remove yourself.');
           await auth.removeUser(ctx, name(req));
           return `User ${name(req)} and all of their data removed.`;
         }),
     },
-    [adminOnly],
+    [adminOnly, showAgain],
   );
   return r;
 }

@@ -3,7 +3,8 @@ import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import { checkCsrf, PageError, signedIn } from './session';
+import { PageError } from './errors';
+import { checkCsrf, signedIn } from './session';
 import { render } from './views';
 
 const expired = () =>

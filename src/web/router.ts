@@ -1,13 +1,12 @@
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as accounts from '../auth/accounts';
 import * as auth from '../auth/service';
-import { Deleted, InvalidInput, NotFound } from '../errors';
-import { HttpError } from '../http/errors';
 import { clientKey, type AuthLimits } from '../http/limits';
 import { route } from '../http/method';
 import { accountRoutes } from './account';
 import { adminRoutes } from './admin';
+import { again, PageError, pageErrors } from './errors';
 import { flowRoutes } from './flow';
 import {
   checkCsrf,
@@ -15,13 +14,12 @@ import {
   endSession,
   formField,
   loadSession,
-  PageError,
   presessionToken,
   signedIn,
   startSession,
 } from './session';
 import { opmlUpload, subscriptionRoutes } from './subscriptions';
-import { render, STATIC_DIR } from './views';
+import { render, STATIC_DIR, type Notice } from './views';
 
 /** Where to go after sign-in: a path of this site only (never `//host` or a URL elsewhere). */
 const safeNext = (next: string | undefined): string =>
@@ -44,19 +42,31 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     res.set('Content-Security-Policy', CSP);
     next();
   });
-  r.use(['/web', '/login/flow'], session, forms);
-
-  const signInPage = (req: Request, res: Response, status = 200, error?: string, username = '') => {
-    res.status(status);
+  const signInPage = (req: Request, res: Response, notices: Notice[] = []) => {
     render(res, 'sign-in', {
       title: 'Sign in',
       csrf: presessionToken(req, res),
       next: typeof req.query.next === 'string' ? req.query.next : (formField(req, 'next') ?? ''),
-      username,
+      username: formField(req, 'username') ?? '',
       registration,
-      notices: error ? [{ kind: 'error', text: error }] : [],
+      notices,
     });
   };
+  const registerPage = (req: Request, res: Response, notices: Notice[] = []) => {
+    if (!registration) throw new PageError(404, 'Sign-up is closed on this server: ask its administrator.');
+    const username = formField(req, 'username') ?? '';
+    render(res, 'register', { title: 'Create an account', csrf: presessionToken(req, res), username, notices });
+  };
+  // A refused form is shown again with what went wrong (set ahead of the body parser: a form too large too).
+  r.use(
+    '/web/sign-in',
+    again((req, res, notice) => signInPage(req, res, [notice])),
+  );
+  r.use(
+    '/web/register',
+    again((req, res, notice) => registerPage(req, res, [notice])),
+  );
+  r.use(['/web', '/login/flow'], session, forms);
 
   route(r, '/', {
     get: [
@@ -73,20 +83,9 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
       checkPresession(req);
       const username = formField(req, 'username') ?? '';
       const password = formField(req, 'password') ?? '';
-      let userId: number;
-      try {
-        userId = await limits.login.attempt(clientKey(req, username), () =>
-          accounts.checkPassword(ctx.db, username, password),
-        );
-      } catch (err) {
-        if (!(err instanceof HttpError) || (err.status !== 401 && err.status !== 429)) throw err;
-        if (err.status === 429) res.set('Retry-After', err.headers['Retry-After']!);
-        const text =
-          err.status === 429
-            ? `Too many failed sign-ins: try again in ${err.headers['Retry-After']} seconds.`
-            : 'Wrong username or password.';
-        return signInPage(req, res, err.status, text, username);
-      }
+      const userId = await limits.login.attempt(clientKey(req, username), () =>
+        accounts.checkPassword(ctx.db, username, password),
+      );
       const token = await accounts.openBrowserSession(ctx.db, userId, req.headers['user-agent']);
       startSession(req, res, token);
       res.redirect(303, safeNext(formField(req, 'next')));
@@ -104,42 +103,25 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     ],
   });
   route(r, '/web/register', {
-    get: (req, res) => {
-      if (!registration) throw new PageError(404, 'Sign-up is closed on this server: ask its administrator.');
-      render(res, 'register', { title: 'Create an account', csrf: presessionToken(req, res), username: '' });
-    },
+    get: (req, res) => registerPage(req, res),
     post: async (req, res) => {
       if (!registration) throw new PageError(404, 'Sign-up is closed on this server: ask its administrator.');
       checkPresession(req);
-      const username = formField(req, 'username') ?? '';
-      const password = formField(req, 'password') ?? '';
-      let userId: number;
-      try {
-        // Never an administrator: those are made with the CLI (`user add --admin`, `user admin NAME`).
-        userId = await auth.addUser(ctx, username, password);
-      } catch (err) {
-        if (!(err instanceof auth.AuthInputError)) throw err;
-        res.status(400);
-        return render(res, 'register', {
-          title: 'Create an account',
-          csrf: presessionToken(req, res),
-          username,
-          notices: [{ kind: 'error', text: err.message }],
-        });
-      }
+      // Never an administrator: those are made with the CLI (`user add --admin`, `user admin NAME`).
+      const userId = await auth.addUser(ctx, formField(req, 'username') ?? '', formField(req, 'password') ?? '');
       startSession(req, res, await accounts.openBrowserSession(ctx.db, userId, req.headers['user-agent']));
       res.redirect(303, '/web/subscriptions');
     },
   });
 
   r.use('/web', signedIn);
-  r.use('/web/opml', opmlUpload);
+  r.use('/web/opml', opmlUpload(ctx));
   r.use('/web', checkCsrf);
   r.use(subscriptionRoutes(ctx), accountRoutes(ctx), adminRoutes(ctx), flowRoutes(ctx));
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');
   });
-  r.use(['/web', '/login/flow'], pageErrors(ctx));
+  r.use(pageErrors(ctx.logger));
   return r;
 }
 
@@ -153,25 +135,3 @@ const CSP = [
   "base-uri 'none'",
   "object-src 'none'",
 ].join('; ');
-
-/** Errors on a page become a page: its status and a message a person can act on; others go on. */
-function pageErrors(ctx: ApiContext): ErrorRequestHandler {
-  return (err: unknown, _req, res, next) => {
-    const [status, message] =
-      err instanceof PageError
-        ? [err.status, err.message]
-        : err instanceof NotFound
-          ? [404, 'There is no such page, or it is not yours.']
-          : err instanceof Deleted
-            ? [410, 'This feed was deleted.']
-            : err instanceof InvalidInput
-              ? [400, err.reason]
-              : err instanceof HttpError && err.status < 500
-                ? [err.status, err.message]
-                : [0, ''];
-    if (status === 0) return next(err);
-    if (status >= 500) ctx.logger.error({ err }, 'web page failed');
-    res.status(status);
-    render(res, 'error', { title: status === 403 ? 'Not allowed' : 'Something is wrong', message });
-  };
-}

@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as accounts from '../auth/accounts';
 import * as auth from '../auth/service';
+import { PageError } from './errors';
 
 // The web page's sign-in: a browser session in a cookie of its own (never the gpodder API's sessionid),
 // server-side and revocable; and CSRF protection of every form by the synchronizer token pattern.
@@ -49,16 +50,6 @@ function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** A page's refusal: shown as a page with this status and message. */
-export class PageError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const csrfRefused = () =>

@@ -4,11 +4,11 @@ import type { ApiContext } from '../api-context';
 import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import { OpmlError } from '../opml/opml';
 import { exportOpml, importOpml } from '../opml/service';
 import * as subscriptions from '../subscriptions/service';
 import { parseGuid } from '../subscriptions/urls';
-import { formField, PageError } from './session';
+import { again, PageError } from './errors';
+import { formField } from './session';
 import { render, type Notice } from './views';
 
 const PER_PAGE = 50;
@@ -16,7 +16,7 @@ const STATES = { subscribed: true, unsubscribed: false, all: null } as const;
 type State = keyof typeof STATES;
 
 /** An OPML upload: one file of at most 4 MiB, kept in memory (as the API's OPML body). */
-export const opmlUpload = multer({
+const opmlFile = multer({
   storage: multer.memoryStorage(),
   limits: { fileSize: 4 * 1024 * 1024, files: 1 },
 }).single('opml');
@@ -56,6 +56,13 @@ async function listPage(ctx: ApiContext, req: Request, res: Response, notices: N
     back: req.originalUrl,
   });
 }
+
+/** The body parser of the OPML form (ahead of the form token check, which needs the body): a refused upload,
+ * too large as well, shows the list again with the reason. */
+export const opmlUpload = (ctx: ApiContext) => [
+  again((req, res, notice) => listPage(ctx, req, res, [notice])),
+  opmlFile,
+];
 
 /** The list, with its search, filter and pages; adding a feed; unsubscribing, resubscribing, deleting; OPML. */
 export function subscriptionRoutes(ctx: ApiContext): Router {
@@ -100,14 +107,7 @@ export function subscriptionRoutes(ctx: ApiContext): Router {
     },
     post: async (req, res) => {
       if (!req.file) throw new PageError(400, 'Choose an OPML file to import.');
-      let parts;
-      try {
-        parts = await importOpml(ctx.db, currentUser(req), req.file.buffer.toString('utf8'));
-      } catch (err) {
-        if (!(err instanceof OpmlError)) throw err;
-        res.status(400);
-        return listPage(ctx, req, res, [{ kind: 'error', text: `That file is not OPML: ${err.message}` }]);
-      }
+      const parts = await importOpml(ctx.db, currentUser(req), req.file.buffer.toString('utf8'));
       const outcomes = parts.flatMap((p) => p.outcomes);
       const failed = outcomes.filter((o) => !o.ok);
       const notices: Notice[] = [

@@ -257,7 +257,7 @@ describe('subscriptions', () => {
       .field('_csrf', b.csrf)
       .attach('opml', Buffer.from('hello'), 'x.opml');
     expect(notOpml.status).toBe(400);
-    expect(notOpml.text).toContain('That file is not OPML');
+    expect(notOpml.text).toContain('not OPML: ');
     const noToken = await b.agent.post('/web/opml').attach('opml', Buffer.from(out.text), 'list.opml');
     expect(noToken.status).toBe(403);
   });

@@ -1,5 +1,5 @@
 import { FailureLimiter } from '../../src/http/limits';
-import { TooManyRequests, Unauthorized } from '../../src/http/errors';
+import { CredentialsRefused, TooManyFailures } from '../../src/errors';
 
 const refused = async () => undefined;
 const accepted = async () => 7;
@@ -9,8 +9,8 @@ async function outcome(limiter: FailureLimiter, key: string, attempt: () => Prom
   try {
     return await limiter.attempt(key, attempt);
   } catch (err) {
-    if (err instanceof TooManyRequests) return { status: 429, retryAfter: Number(err.headers['Retry-After']) };
-    if (err instanceof Unauthorized) return { status: 401 };
+    if (err instanceof TooManyFailures) return { status: 429, retryAfter: err.retryAfter };
+    if (err instanceof CredentialsRefused) return { status: 401 };
     throw err;
   }
 }
@@ -38,8 +38,8 @@ test('after `limit` refusals a key gets 429, even with good credentials, until i
 test('accepted credentials do not count', async () => {
   const limiter = new FailureLimiter(1, 60_000);
   for (let i = 0; i < 5; i++) expect(await limiter.attempt('a', accepted)).toBe(7);
-  await expect(limiter.attempt('a', refused)).rejects.toBeInstanceOf(Unauthorized);
-  await expect(limiter.attempt('a', accepted)).rejects.toBeInstanceOf(TooManyRequests);
+  await expect(limiter.attempt('a', refused)).rejects.toBeInstanceOf(CredentialsRefused);
+  await expect(limiter.attempt('a', accepted)).rejects.toBeInstanceOf(TooManyFailures);
 });
 
 test('the number of keys held is bounded: ended windows go first, then the oldest', async () => {

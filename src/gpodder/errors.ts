@@ -1,0 +1,50 @@
+import type { ErrorRequestHandler } from 'express';
+import { CredentialsRefused, Deleted, InvalidInput, NotFound as DomainNotFound, TooManyFailures } from '../errors';
+import { HttpError } from '../http/errors';
+
+// gpodder.net's errors (../shared/CONTRACT-gpodder.md, section 3): the statuses mygpo uses with the
+// `{code, message}` body, the Basic challenge, and the one place where domain errors and body-parser
+// errors become them.
+
+export class BadRequest extends HttpError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+/** gpodder clients answer this challenge (mygpoclient sends credentials only after it). */
+export class Unauthorized extends HttpError {
+  constructor() {
+    super(401, 'User not authorized', { 'WWW-Authenticate': 'Basic realm="castsync"' });
+  }
+}
+export class NotFound extends HttpError {
+  constructor() {
+    super(404, 'Resource not found');
+  }
+}
+
+/** What gpodder answers for an error; undefined leaves it to the safety net (503, 500). */
+export function gpodderError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (err instanceof InvalidInput) return new BadRequest(err.reason);
+  if (err instanceof DomainNotFound || err instanceof Deleted) return new NotFound();
+  if (err instanceof CredentialsRefused) return new Unauthorized();
+  if (err instanceof TooManyFailures) {
+    return new HttpError(429, 'Too many requests', { 'Retry-After': String(err.retryAfter) });
+  }
+  const type = (err as { type?: unknown }).type;
+  if (type === 'entity.too.large') return new HttpError(413, 'Request body is larger than 4 MiB');
+  if (type === 'entity.parse.failed') return new BadRequest('The body is not valid JSON');
+  if (typeof type === 'string' && /^(encoding|charset)\.unsupported$/.test(type)) {
+    return new HttpError(415, 'Unsupported media type');
+  }
+  if (type === 'request.aborted' || type === 'request.size.invalid' || type === 'stream.encoding.set') {
+    return new BadRequest('The body could not be read');
+  }
+  return undefined;
+}
+
+/** The gpodder router's one mapping; anything it does not know goes on to the app's safety net. */
+export const gpodderErrors: ErrorRequestHandler = (err: unknown, _req, _res, next) => {
+  next(gpodderError(err) ?? err);
+};

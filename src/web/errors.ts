@@ -1,0 +1,78 @@
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { MulterError } from 'multer';
+import { CredentialsRefused, Deleted, InvalidInput, NotFound, TooManyFailures } from '../errors';
+import { HttpError } from '../http/errors';
+import { lastResort } from '../http/error-handler';
+import type { Logger } from '../logger';
+import { render, type Notice } from './views';
+
+// The web page answers every error as a page, never as JSON: the status, and a message a person can act
+// on, on the form they sent when a handler said how to show it again (`again`), else on a page of its own.
+
+/** A page's refusal: shown with this status and message. */
+export class PageError extends HttpError {}
+
+/** Shows the page of a form again, with a notice of what went wrong. */
+export type ShowAgain = (req: Request, res: Response, notice: Notice) => unknown;
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    again?: ShowAgain;
+  }
+}
+
+/** Put ahead of a form's handler (and its body parser): how an error shows that form again, once posted. */
+export const again =
+  (show: ShowAgain): RequestHandler =>
+  (req, res, next) => {
+    if (req.method === 'POST') res.locals.again = show;
+    next();
+  };
+
+/** The status and message a person sees, and a header the status needs; undefined: for the safety net. */
+function pageError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (err instanceof NotFound) return new HttpError(404, 'There is no such page, or it is not yours.');
+  if (err instanceof Deleted) return new HttpError(410, 'This feed was deleted.');
+  if (err instanceof InvalidInput) return new HttpError(400, err.reason);
+  if (err instanceof CredentialsRefused) return new HttpError(401, 'Wrong username or password.');
+  if (err instanceof TooManyFailures) {
+    return new HttpError(429, `Too many failed sign-ins: try again in ${err.retryAfter} seconds.`, {
+      'Retry-After': String(err.retryAfter),
+    });
+  }
+  if (err instanceof MulterError) {
+    return err.code === 'LIMIT_FILE_SIZE'
+      ? new HttpError(413, 'That file is larger than this page takes (4 MiB).')
+      : new HttpError(400, 'That upload is not what this form sends: choose one file and try again.');
+  }
+  const type = (err as { type?: unknown }).type;
+  if (type === 'entity.too.large') return new HttpError(413, 'That form is larger than this page takes.');
+  if (typeof type === 'string' && /^(entity\.parse|encoding|charset|request|stream)\./.test(type)) {
+    return new HttpError(400, 'That form could not be read: go back, reload the page and try again.');
+  }
+  return undefined;
+}
+
+/** The paths whose errors are pages: the sign-in page, everything under /web, the login flow's page. */
+const isPage = (path: string) => path === '/' || /^\/(web|login\/flow)(\/|$)/.test(path);
+
+/** The web door's one mapping, for its own paths; errors of other paths go on. */
+export function pageErrors(logger: Logger): ErrorRequestHandler {
+  return async (err: unknown, req, res, next) => {
+    if (!isPage(req.path)) return next(err);
+    const e =
+      pageError(err) ??
+      lastResort(logger, err, req, res, 'Something went wrong on the server. It is logged; try again later.');
+    if (res.headersSent) return void res.destroy();
+    res.status(e.status).set(e.headers);
+    if (e.status < 500 && res.locals.again) {
+      try {
+        return void (await res.locals.again(req, res, { kind: 'error', text: e.message }));
+      } catch (failed) {
+        logger.warn({ err: failed }, 'could not show the form again: showing the error alone');
+      }
+    }
+    render(res, 'error', { title: e.status === 403 ? 'Not allowed' : 'Something is wrong', message: e.message });
+  };
+}
