@@ -1,0 +1,175 @@
+// What every scenario of the benchmark shares: the settings, PostgreSQL, processes, the load generator and
+// CPU accounting from /proc. See bench/README.md.
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, '..');
+/** castsync's built modules (npm run bench builds first). */
+export const require = createRequire(join(root, 'package.json'));
+const { openEmbedded } = require('./dist/db/embedded.js');
+const { createLogger } = require('./dist/logger.js');
+
+const env = (k, d) => Number(process.env[k] ?? d);
+export const USERS = env('USERS', 20),
+  SUBS = env('SUBS', 1000),
+  CONN = env('CONN', 16);
+export const BIG_SUBS = env('BIG_SUBS', 100_000);
+export const SECONDS = env('SECONDS', 6),
+  ROUNDS = env('ROUNDS', 3),
+  SCALE_USERS = env('SCALE_USERS', 2000);
+export const PASSWORD = 'bench-password';
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const log = (...a) => console.error(...a);
+/** urlHash() in SQL, for URLs that are their own matching key (lower-case scheme and host, a path). */
+export const URL_HASH = (url) => `encode(substring(sha256(convert_to(${url}, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid`;
+
+export async function postgres() {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'castsync-bench-pg-'));
+  const db = await openEmbedded({ dataDir: dir, attach: false, logger: createLogger('warn') });
+  return {
+    url: db.url,
+    stop: async () => {
+      await db.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startProcess(cmd, args, extraEnv, readyCheck) {
+  // Its own process group, so that stopping it reaches the server under npm too.
+  const child = spawn(cmd, args, {
+    detached: true,
+    cwd: root,
+    env: { ...process.env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out = (out + d).slice(-10_000)));
+  child.stderr.on('data', (d) => (out = (out + d).slice(-10_000)));
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited:\n${out}`);
+    if (await readyCheck(out)) return child;
+    await sleep(100);
+  }
+  throw new Error(`${args.join(' ')} did not start:\n${out}`);
+}
+
+let agent = new http.Agent({ keepAlive: true, maxSockets: CONN });
+/** Keep-alive sockets to a stopped server are dead: a new agent for the next one. */
+export function resetAgent() {
+  agent.destroy();
+  agent = new http.Agent({ keepAlive: true, maxSockets: CONN });
+}
+function request(origin, method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.request(origin + path, { method, headers, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
+    });
+    req.on('error', reject);
+    if (body) req.end(body);
+    else req.end();
+  });
+}
+export async function json(origin, method, path, headers, body) {
+  const r = await fetch(origin + path, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body && JSON.stringify(body),
+  });
+  return { status: r.status, headers: r.headers, body: await r.json() };
+}
+
+// A process's /proc/<pid>/stat fields after the command name (Linux): [0] state, [1] ppid, [2] pgrp,
+// [11] utime, [12] stime in ticks. Undefined once the process is gone.
+const TICK_MS = 10;
+function stat(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  } catch {
+    return undefined;
+  }
+}
+// CPU time (ms) each process still alive has used so far.
+function cpuMs(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    const f = stat(pid);
+    if (f) out.set(pid, (Number(f[11]) + Number(f[12])) * TICK_MS);
+  }
+  return out;
+}
+// CPU time used since `before` by the processes alive now (those started since count from zero).
+const cpuSince = (before, pids) => [...cpuMs(pids)].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+const procs = () =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((pid) => {
+      try {
+        return { pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') };
+      } catch {
+        return { pid, cmd: [] };
+      }
+    });
+// The server process itself (under npm), and every process of the PostgreSQL cluster.
+export const serverPid = (group, script) =>
+  procs().find(
+    (p) =>
+      // node itself running the script (not the shell or cross-env that started it)
+      /(^|\/)node$/.test(p.cmd[0] ?? '') &&
+      !p.cmd.some((a) => a.includes('cross-env')) &&
+      p.cmd.at(-2) === script &&
+      stat(p.pid)?.[2] === String(group),
+  )?.pid;
+export const postgresPids = () =>
+  procs()
+    .filter((p) => /(^|\/)postgres$/.test(p.cmd[0] ?? '') || (p.cmd[0] ?? '').startsWith('postgres:'))
+    .map((p) => p.pid);
+
+export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
+  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids())];
+  const lat = [];
+  let errors = 0,
+    i = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: conn }, async () => {
+      while (Date.now() < until) {
+        const { method, path, headers, body } = makeRequest(i++);
+        try {
+          const r = await request(origin, method, path, headers, body);
+          if (r.status >= 300) errors++;
+          else lat.push(r.ms);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  lat.sort((a, b) => a - b);
+  const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+  const cpu = watch && {
+    server_cpu_ms: cpuSince(cpu0[0], [watch]) / lat.length,
+    postgres_cpu_ms: cpuSince(cpu0[1], postgresPids()) / lat.length,
+  };
+  return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors, ...cpu };
+}
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const round = (_, x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
+
+/** Stops a process started by startProcess (its whole group), and waits for it. */
+export const stop = (p) =>
+  p &&
+  p.exitCode === null &&
+  new Promise((r) => {
+    p.once('exit', r);
+    process.kill(-p.pid, 'SIGTERM');
+  });

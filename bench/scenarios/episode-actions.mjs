@@ -1,0 +1,87 @@
+// Episode actions: a user with 20,000 actions over 200 podcasts (one episode each, a hundred plays of it)
+// against one with 200, at 16 connections: a batch of 30 plays (AntennaPod's), a since that finds 50
+// actions, and the aggregated view (200 episodes for both).
+import { json, load, log, sleep } from '../lib.mjs';
+
+async function actionsOf(ctx, name, perEpisode) {
+  const { pool, origin } = ctx;
+  await pool.query('INSERT INTO users (username, password_hash) VALUES ($1, $2)', [name, ctx.hash]);
+  const user = await ctx.login(name);
+  const all = [];
+  for (let k = 0; k < perEpisode; k++) {
+    for (let p = 0; p < 200; p++) {
+      all.push({
+        podcast: `https://ep.bench.example/${p}/feed.xml`,
+        episode: `https://ep.bench.example/${p}/1.mp3`,
+        action: 'play',
+        timestamp: new Date(Date.UTC(2026, 0, 1) + k * 60_000).toISOString().slice(0, 19),
+        position: k,
+        device: 'seed',
+      });
+    }
+  }
+  for (let i = 0; i < all.length; i += 2000) {
+    const r = await json(
+      origin,
+      'POST',
+      `/api/2/episodes/${name}.json`,
+      { authorization: user.basic },
+      all.slice(i, i + 2000),
+    );
+    if (r.status !== 200) throw new Error(`episode seed ${r.status}`);
+  }
+  const mark = Date.now();
+  await sleep(1100);
+  const fifty = Array.from({ length: 50 }, (_, k) => ({ ...all[k], timestamp: '2026-11-01T00:00:00', device: 'mark' }));
+  await json(origin, 'POST', `/api/2/episodes/${name}.json`, { authorization: user.basic }, fifty);
+  await pool.query('VACUUM ANALYZE episode_actions');
+  const get = (query) => () => ({
+    method: 'GET',
+    path: `/api/2/episodes/${name}.json?${query}`,
+    headers: { authorization: user.basic },
+  });
+  const since = Math.ceil(mark / 1000);
+  const sinceCheck = await json(origin, 'GET', `/api/2/episodes/${name}.json?since=${since}`, {
+    authorization: user.basic,
+  });
+  if (sinceCheck.body.actions.length !== 50) throw new Error(`since found ${sinceCheck.body.actions.length}, not 50`);
+  const figures = {};
+  // The reads first: the batches posted afterwards are changes after the mark.
+  for (const [label, make] of [
+    ['get_since_50', get(`since=${since}`)],
+    ['get_aggregated', get('aggregated=true')],
+    [
+      'post_30_plays',
+      () => ({
+        method: 'POST',
+        path: `/api/2/episodes/${name}.json`,
+        headers: { authorization: user.basic, 'content-type': 'application/json' },
+        body: JSON.stringify(
+          Array.from({ length: 30 }, (_, k) => ({ ...all[k], timestamp: undefined, position: ctx.next() })),
+        ),
+      }),
+    ],
+  ]) {
+    const r = await load(origin, make);
+    figures[label] = { p50_ms: r.p50, p99_ms: r.p99, rps: r.rps, errors: r.errors };
+  }
+  return figures;
+}
+
+export default async function episodeActions(ctx, results) {
+  log('measuring episode actions: 20,000 against 200 per user ...');
+  const few = await actionsOf(ctx, 'actions-200', 1);
+  const many = await actionsOf(ctx, 'actions-20000', 100);
+  results['episode actions, 20,000 vs 200 per user'] = Object.fromEntries(
+    Object.keys(few).map((k) => [
+      k,
+      {
+        p50_ms: [few[k].p50_ms, many[k].p50_ms],
+        p99_ms: [few[k].p99_ms, many[k].p99_ms],
+        rps: [few[k].rps, many[k].rps],
+        p50_ratio: many[k].p50_ms / few[k].p50_ms,
+        errors: few[k].errors + many[k].errors,
+      },
+    ]),
+  );
+}
