@@ -1,25 +1,55 @@
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
-/** Import patterns (gitignore-style, matched against the import path) that a layer must not use. */
-const forbid = (files, groups, message) => ({
-  files,
-  rules: { 'no-restricted-imports': ['error', { patterns: [{ group: groups, message }] }] },
-});
+// The layers (docs/decisions/layers.md). One `no-restricted-imports` entry per folder: flat config keeps
+// only the last options given for a rule, so each folder's whole list of forbidden imports is made here.
 
-const DOMAIN = [
-  '**/auth/*',
-  '**/subscriptions/*',
-  '**/deletions/*',
-  '**/devices/*',
-  '**/opml/*',
-  '**/episodes/*',
-  '**/feeds/*',
+/** The domain rooms, by floor: a room imports rooms of lower floors only, never its own floor or above. */
+const ROOM_FLOORS = [
+  ['auth', 'devices', 'subscriptions'],
+  ['episodes', 'feeds'],
+  ['deletions', 'opml'],
 ];
-const ADAPTERS = ['**/opa/*', '**/gpodder/*', '**/web/*'];
+const ROOMS = ROOM_FLOORS.flat();
+const ADAPTERS = ['opa', 'gpodder', 'web'];
 /** The top-level files that assemble the layers, as a file one folder down (or, with ./, beside them) names them. */
 const TOP_FILES = ['app', 'server', 'cli', 'openapi', 'api-context'];
 const TOP = TOP_FILES.map((f) => `../${f}`);
 const TOP_BESIDE = TOP_FILES.map((f) => `./${f}`);
+const folder = (name) => `**/${name}/*`;
+
+const forbid = (files, groups) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: groups.map(([group, message]) => ({ group: group.flat(), message })) },
+    ],
+  },
+});
+
+/** A room may not import the rooms of its own floor or above. */
+const roomRules = ROOM_FLOORS.flatMap((floor, level) =>
+  floor.map((room) => {
+    const notBelow = ROOM_FLOORS.slice(level)
+      .flat()
+      .filter((r) => r !== room);
+    return forbid(
+      [`src/${room}/**`],
+      [
+        [
+          ['**/http/*', ...ADAPTERS.map(folder), ...TOP],
+          'Domain code knows no HTTP and no protocol: throw the errors of src/errors.ts, return domain records.',
+        ],
+        [
+          notBelow.map(folder),
+          `The domain rooms import downwards only (${ROOM_FLOORS.map((f) => f.join(', ')).join(' < ')}): ` +
+            'wire anything else in the composition root (app.ts, server.ts).',
+        ],
+      ],
+    );
+  }),
+);
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
@@ -33,30 +63,35 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
-  // The layers (docs/decisions/layers.md): the ground floor knows neither rules nor HTTP; domain folders
-  // know SQL and rules, not HTTP; HTTP plumbing knows no domain; adapters call services, never repos.
+  // No import circles anywhere in src, between files of one folder too (type-only imports included).
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'] })],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  // The ground floor knows neither rules nor HTTP; domain rooms know SQL and rules, not HTTP, and import
+  // downwards only; HTTP plumbing knows no domain; adapters call services, never repos.
   forbid(
     ['src/db/**', 'src/jobs/**', 'src/errors.ts', 'src/config.ts', 'src/logger.ts', 'src/context.ts'],
-    [...DOMAIN, '**/http/*', ...ADAPTERS, ...TOP, ...TOP_BESIDE],
-    'The ground floor imports nothing above it.',
-  ),
-  forbid(
     [
-      'src/auth/**',
-      'src/subscriptions/**',
-      'src/deletions/**',
-      'src/devices/**',
-      'src/opml/**',
-      'src/episodes/**',
-      'src/feeds/**',
+      [
+        [...ROOMS.map(folder), '**/http/*', ...ADAPTERS.map(folder), ...TOP, ...TOP_BESIDE],
+        'The ground floor imports nothing above it.',
+      ],
     ],
-    ['**/http/*', ...ADAPTERS, ...TOP],
-    'Domain code knows no HTTP and no protocol: throw the errors of src/errors.ts, return domain records.',
   ),
-  forbid(['src/http/**'], [...DOMAIN, ...ADAPTERS, ...TOP], 'HTTP plumbing knows no domain and no protocol.'),
+  ...roomRules,
   forbid(
-    ['src/opa/**', 'src/gpodder/**', 'src/web/**', 'src/cli.ts'],
-    ['**/repo', '**/*-repo', '**/plan'],
-    'Adapters call domain services, never repos.',
+    ['src/http/**'],
+    [[[...ROOMS.map(folder), ...ADAPTERS.map(folder), ...TOP], 'HTTP plumbing knows no domain and no protocol.']],
+  ),
+  forbid(
+    [...ADAPTERS.map((a) => `src/${a}/**`), 'src/cli.ts'],
+    [[['**/repo', '**/*-repo', '**/plan'], 'Adapters call domain services, never repos.']],
   ),
 );

@@ -7,8 +7,8 @@ import { loadConfig } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
 import { InvalidInput } from './errors';
-import { migrate } from './db/migrate';
 import { createPool, type Db } from './db/pool';
+import { migrateDatabase } from './jobs/migrate';
 import { createLogger } from './logger';
 
 type Ctx = { db: Db; authCache: AuthCache };
@@ -20,7 +20,7 @@ async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   const logger = createLogger(verbose ? config.logLevel : 'warn');
   const database = await openDatabase(config, logger, { attach: true });
   try {
-    await whenDatabaseUp(() => migrate(database.url, logger), logger, 10_000);
+    await whenDatabaseUp(() => migrateDatabase(database.url, logger), logger, 10_000);
     const db = createPool(database.url, {
       max: 2,
       timeoutMs: config.dbTimeoutMs,
@@ -127,24 +127,26 @@ user
       );
   });
 
-const token = program.command('token').description('manage personal access tokens');
+const token = program
+  .command('token')
+  .description('manage app passwords (what the API docs call personal access tokens)');
 token
   .command('create')
   .argument('<name>', 'the user the token belongs to')
   .option('--label <label>', 'a note to recognise the token by')
-  .description('create a personal access token (shown once)')
+  .description('create an app password (shown once)')
   .action(async (name: string, opts: { label?: string }) => {
-    const t = await withDatabase((ctx) => auth.createPersonalToken(ctx, name, opts.label));
+    const t = await withDatabase((ctx) => auth.createAppPasswordFor(ctx, name, opts.label));
     console.error(`Token ${t.id} for ${name} (shown only now; use it as a Bearer token or as the Basic password):`);
     console.log(t.token);
   });
 token
   .command('revoke')
   .argument('<id>', 'the token id printed by token create')
-  .description('revoke a personal access token')
+  .description('revoke an app password')
   .action(async (id: string) => {
     if (!/^\d+$/.test(id)) throw new InvalidInput('The token id is a number');
-    await withDatabase((ctx) => auth.revokePersonalToken(ctx, Number(id)));
+    await withDatabase((ctx) => auth.revokeAppPasswordById(ctx, Number(id)));
     console.log(`Token ${id} revoked`);
   });
 

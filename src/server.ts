@@ -5,18 +5,18 @@ import { AuthCache, listenForCredentialChanges } from './auth/cache';
 import { ConfigError, loadConfig, type Config } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
-import { migrate } from './db/migrate';
 import { createPool } from './db/pool';
 import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
 import { feedTasks } from './feeds/fetcher';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
+import { migrateDatabase } from './jobs/migrate';
 import { createLogger, type Logger } from './logger';
 
 async function main(config: Config, logger: Logger) {
   const database = await openDatabase(config, logger, { attach: false });
-  await whenDatabaseUp(() => migrate(database.url, logger), logger);
+  await whenDatabaseUp(() => migrateDatabase(database.url, logger), logger);
   const db = createPool(database.url, { max: config.dbPoolMax, timeoutMs: config.dbTimeoutMs, logger });
   const authCache = new AuthCache(config.authCacheTtl * 1000);
   const listener = listenForCredentialChanges(database.url, authCache, logger);

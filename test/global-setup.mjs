@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import embedded from '../dist/db/embedded.js';
-import migrations from '../dist/db/migrate.js';
+import migrations from '../dist/jobs/migrate.js';
 import logging from '../dist/logger.js';
 
 export default async function globalSetup() {
@@ -23,7 +23,7 @@ export default async function globalSetup() {
   await admin.query('CREATE DATABASE castsync_template');
   await admin.end();
   const templateUrl = db.url.replace(/\/postgres$/, '/castsync_template');
-  await migrations.migrate(templateUrl, logger);
+  await migrations.migrateDatabase(templateUrl, logger);
   process.env.CASTSYNC_TEST_DATABASE_URL = db.url;
   process.env.CASTSYNC_TEST_DATA_DIR = dataDir;
   globalThis.__castsyncTestDb = db;

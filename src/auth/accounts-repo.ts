@@ -16,7 +16,7 @@ export async function setAdmin(db: Queryable, username: string, admin: boolean):
 
 export type AppPasswordRow = { id: number; label: string | null; created_at: Date };
 
-export async function listPersonalTokens(db: Queryable, userId: number): Promise<AppPasswordRow[]> {
+export async function listAppPasswords(db: Queryable, userId: number): Promise<AppPasswordRow[]> {
   const r = await db.query<AppPasswordRow>(
     `SELECT id, label, created_at FROM tokens WHERE user_id = $1 AND kind = 'personal' ORDER BY created_at DESC, id DESC`,
     [userId],

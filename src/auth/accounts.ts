@@ -55,7 +55,7 @@ export async function changePassword(
 export type AppPassword = { id: number; label: string | null; createdAt: Date };
 
 export const listAppPasswords = async (db: Queryable, userId: number): Promise<AppPassword[]> =>
-  (await accounts.listPersonalTokens(db, userId)).map((r) => ({ id: r.id, label: r.label, createdAt: r.created_at }));
+  (await accounts.listAppPasswords(db, userId)).map((r) => ({ id: r.id, label: r.label, createdAt: r.created_at }));
 
 /** A new app password (a personal access token) for the user: its value, shown once. */
 export async function createAppPassword(db: Queryable, userId: number, label: string): Promise<string> {

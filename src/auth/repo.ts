@@ -108,7 +108,7 @@ export async function deleteSessions(db: Queryable, userId: number): Promise<voi
   await db.query(`DELETE FROM tokens WHERE user_id = $1 AND kind IN ('access', 'refresh')`, [userId]);
 }
 
-export async function deletePersonalToken(db: Queryable, id: number): Promise<boolean> {
+export async function deleteAppPassword(db: Queryable, id: number): Promise<boolean> {
   const r = await db.query(`DELETE FROM tokens WHERE id = $1 AND kind = 'personal'`, [id]);
   return r.rowCount === 1;
 }

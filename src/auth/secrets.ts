@@ -46,7 +46,7 @@ export function newToken(kind: TokenKind): { token: string; hash: Buffer } {
 
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-export const looksLikePersonalToken = (s: string): boolean => s.startsWith(PREFIX.personal);
+export const looksLikeAppPassword = (s: string): boolean => s.startsWith(PREFIX.personal);
 
 /** Constant-time comparison of two secrets' digests. */
 export function sameSecret(a: Buffer, b: Buffer): boolean {

@@ -9,7 +9,7 @@ import * as repo from './repo';
 import {
   hashPassword,
   hashToken,
-  looksLikePersonalToken,
+  looksLikeAppPassword,
   newSecret,
   newToken,
   sameSecret,
@@ -47,7 +47,7 @@ function authenticateToken(ctx: AuthContext, token: string, kinds: TokenKind[]):
   });
 }
 
-/** The user of a personal access token or an unexpired access token; undefined otherwise. */
+/** The user of an app password or an unexpired access token; undefined otherwise. */
 export const authenticateBearer = (ctx: AuthContext, token: string): Promise<number | undefined> =>
   authenticateToken(ctx, token, ['access', 'personal']);
 
@@ -59,14 +59,12 @@ export const authenticateBrowser = (ctx: AuthContext, token: string): Promise<nu
 export const authenticateSession = (ctx: AuthContext, token: string): Promise<number | undefined> =>
   authenticateToken(ctx, token, ['session']);
 
-/** HTTP Basic: the password is the user's password or one of the user's personal access tokens. */
+/** HTTP Basic: the password is the user's password or one of the user's app passwords. */
 export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
   return ctx.authCache.resolve(basicKey(username, password), async () => {
     const user = await repo.findUserByName(ctx.db, username);
     const ok =
-      (user !== undefined &&
-        looksLikePersonalToken(password) &&
-        (await authenticateBearer(ctx, password)) === user.id) ||
+      (user !== undefined && looksLikeAppPassword(password) && (await authenticateBearer(ctx, password)) === user.id) ||
       (await verifyPassword(user?.password_hash, password));
     return ok && user ? { userId: user.id } : undefined;
   });
@@ -164,7 +162,7 @@ export async function removeUser(ctx: Admin, username: string): Promise<void> {
   await credentialsChanged(ctx);
 }
 
-export async function createPersonalToken(
+export async function createAppPasswordFor(
   ctx: Pick<AuthContext, 'db'>,
   username: string,
   label?: string,
@@ -176,8 +174,8 @@ export async function createPersonalToken(
   return { id, token: t.token };
 }
 
-export async function revokePersonalToken(ctx: Admin, id: number): Promise<void> {
-  if (!(await repo.deletePersonalToken(ctx.db, id))) throw new InvalidInput(`No personal access token ${id}`);
+export async function revokeAppPasswordById(ctx: Admin, id: number): Promise<void> {
+  if (!(await repo.deleteAppPassword(ctx.db, id))) throw new InvalidInput(`No app password ${id}`);
   await credentialsChanged(ctx);
 }
 
@@ -268,7 +266,7 @@ export const approveLoginFlow = (db: Queryable, code: string, userId: number): P
 
 /**
  * What the app's poll gets once the flow is approved, and only once: the user's name and a new app
- * password (a personal access token labelled with the app's name). Undefined before approval, after
+ * password (labelled with the app's name). Undefined before approval, after
  * expiry, and after the first successful poll.
  */
 export async function pollLoginFlow(

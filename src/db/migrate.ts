@@ -1,9 +1,6 @@
 import path from 'node:path';
 import pg from 'pg';
-import { runMigrations as runQueueMigrations } from 'graphile-worker';
 import type { Logger } from '../logger';
-import { queueLogger } from '../jobs/queue';
-import { survivingLostConnections } from './pool';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 
@@ -11,12 +8,16 @@ export const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 const MIGRATION_LOCK = 0x63617374_73796e63n;
 
 /**
- * Brings the schema up to date: the project's SQL migrations (node-pg-migrate) and the job queue's own
- * schema. Several instances may start at once: each waits for the advisory lock, so the first migrates and
- * the rest find nothing to do. (node-pg-migrate's own lock does not wait: a second instance would fail with
- * "Another migration is already running".)
+ * Brings the schema up to date: the project's SQL migrations (node-pg-migrate), then `more` (the job
+ * queue's own schema: src/jobs/migrate.ts), under one lock. Several instances may start at once: each waits
+ * for the advisory lock, so the first migrates and the rest find nothing to do. (node-pg-migrate's own
+ * lock does not wait: a second instance would fail with "Another migration is already running".)
  */
-export async function migrate(databaseUrl: string, logger: Logger): Promise<string[]> {
+export async function migrate(
+  databaseUrl: string,
+  logger: Logger,
+  more: () => Promise<void> = async () => {},
+): Promise<string[]> {
   const { runner } = await import('node-pg-migrate');
   const log = (msg: string) => logger.debug(msg);
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'castsync-migrate' });
@@ -36,21 +37,11 @@ export async function migrate(databaseUrl: string, logger: Logger): Promise<stri
       log,
       logger: { debug: log, info: log, warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
     });
-    await migrateQueue(databaseUrl, logger);
+    await more();
     if (applied.length > 0) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
     return applied.map((m) => m.name);
   } finally {
     // Ending the session releases the lock, also when a migration failed.
     await client.end().catch(() => undefined);
-  }
-}
-
-/** The job queue's schema, through a connection of its own (graphile-worker takes a pool). */
-async function migrateQueue(databaseUrl: string, logger: Logger): Promise<void> {
-  const pool = survivingLostConnections(new pg.Pool({ connectionString: databaseUrl, max: 1 }), logger);
-  try {
-    await runQueueMigrations({ pgPool: pool, logger: queueLogger(logger) });
-  } finally {
-    await pool.end();
   }
 }

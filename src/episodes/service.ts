@@ -91,7 +91,7 @@ export async function since(
     const podcast = checkFeedUrl(q.podcast);
     if (!podcast.ok) throw new InvalidInput(`Invalid podcast: ${podcast.problem}`);
     filter.podcastHash = urlHash(podcast.key);
-    filter.subscriptionId = await subscriptions.recordIdByUrlKey(db, userId, filter.podcastHash);
+    filter.subscriptionId = await subscriptions.recordIdByUrlHash(db, userId, filter.podcastHash);
   }
   const r = await withTransaction(db, async (tx) => {
     await repo.holdWriters(tx, userId);

@@ -5,8 +5,7 @@ import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
 import type { Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
-import { podcastGuid } from '../subscriptions/urls';
-import { feedKey, noteFeeds, onNewFeeds, wakeFetcher } from './catalog';
+import { podcastGuid, urlHashOf } from '../subscriptions/urls';
 import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
 import { fetches, fetchSeconds } from './metrics';
 import { FeedParseError, parseFeed } from './parse';
@@ -44,10 +43,10 @@ type Outcome = 'fetched' | 'not_modified' | 'failed' | 'refused' | 'invalid' | '
 
 /** The feed's new home, if it declared or redirected to one that is a valid feed URL other than its own. */
 function newHome(feedUrl: string, ...candidates: (string | null | undefined)[]): string | null {
-  const own = feedKey(feedUrl);
+  const own = urlHashOf(feedUrl);
   for (const c of candidates) {
     if (!c) continue;
-    const key = feedKey(c);
+    const key = urlHashOf(c);
     if (key !== undefined && key !== own) return c;
   }
   return null;
@@ -65,7 +64,8 @@ async function applyLearnt(db: Db, feedUrl: string, declaredGuid: string | null,
     if (adopt) await subscriptions.adoptFeedGuid(db, record.userId, record.guid, record.feedUrl, declaredGuid);
     if (movedTo) await subscriptions.moveFeed(db, record.userId, record.guid, record.feedUrl, movedTo);
   }
-  if (movedTo && (await noteFeeds(db, [movedTo])) > 0) wakeFetcher();
+  // The new home is a feed to know; the next look for due feeds finds it.
+  if (movedTo) await subscriptions.noteFeeds(db, [movedTo]);
 }
 
 /** Fetches one feed and stores the outcome; never throws for a feed's own faults. */
@@ -173,40 +173,50 @@ export async function fetchDueFeeds(
   return counts;
 }
 
-/** The fetcher as the worker runs it: every minute, and at once when a feed nobody had is subscribed. */
+/** How often a worker looks for feeds that came due: a feed nobody had is due at once when it is noted. */
+const LOOK_MS = 1000;
+
+/**
+ * The fetcher as the worker runs it: every minute, and within a second of a feed coming due, which a feed
+ * nobody had is when someone subscribes to it. The look is one indexed query a second while no fetch is
+ * running here; it needs no word from the request that noted the feed, so it sees the feeds
+ * that other processes noted as well.
+ */
 export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foreground: Foreground }): TaskList {
   const settings = fetcherSettings(ctx.config);
   const stopping = new AbortController();
-  // At most one job queued a second: a wake within the second after one is queued at its end (the job
-  // that is queued or running takes every due feed, so later wakes add nothing).
-  let lastWake = 0;
-  let pending: NodeJS.Timeout | undefined;
-  const queueFetch = () => {
-    pending = undefined;
-    lastWake = Date.now();
-    addJob(ctx.db, FETCH_TASK, {}, { jobKey: FETCH_TASK, queue: 'feeds', maxAttempts: 1 }).catch((err: unknown) =>
-      ctx.logger.warn({ err }, 'could not queue a feed fetch (the next minute does it)'),
-    );
-  };
-  onNewFeeds(() => {
-    if (pending || stopping.signal.aborted) return;
-    const wait = lastWake + 1000 - Date.now();
-    if (wait <= 0) queueFetch();
-    else pending = setTimeout(queueFetch, wait);
-  });
+  let [looking, running] = [false, false];
+  const look = setInterval(() => {
+    if (looking || running || stopping.signal.aborted) return;
+    looking = true;
+    // Queuing is idempotent: the job key names one waiting job, whichever process queued it.
+    repo
+      .anyDue(ctx.db)
+      .then(async (due) => {
+        if (due) await addJob(ctx.db, FETCH_TASK, {}, { jobKey: FETCH_TASK, queue: 'feeds', maxAttempts: 1 });
+      })
+      .catch((err: unknown) => ctx.logger.warn({ err }, 'could not look for due feeds (the next look does it)'))
+      .finally(() => (looking = false));
+  }, LOOK_MS);
+  look.unref();
   return {
     tasks: {
       [FETCH_TASK]: async (_payload, helpers) => {
-        const signal = AbortSignal.any([stopping.signal, helpers.abortSignal]);
-        const counts = await fetchDueFeeds(ctx, settings, { signal, foreground: ctx.foreground });
-        if (Object.keys(counts).length > 0) ctx.logger.info({ component: 'feeds', ...counts }, 'feeds fetched');
+        running = true;
+        try {
+          const signal = AbortSignal.any([stopping.signal, helpers.abortSignal]);
+          const counts = await fetchDueFeeds(ctx, settings, { signal, foreground: ctx.foreground });
+          if (Object.keys(counts).length > 0) ctx.logger.info({ component: 'feeds', ...counts }, 'feeds fetched');
+        } finally {
+          running = false;
+        }
       },
     },
     crontab: [`* * * * * ${FETCH_TASK} ?jobKey=${FETCH_TASK}&jobKeyMode=preserve_run_at&queue=feeds&max=1`],
     // Fetches under way are cut short (their feeds are due again at once): a shutdown never waits for a feed.
     stop: () => {
       stopping.abort();
-      clearTimeout(pending);
+      clearInterval(look);
     },
   };
 }

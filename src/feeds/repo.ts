@@ -25,30 +25,10 @@ export type FeedRow = {
 const COLUMNS = `url_hash, feed_url, title, description, link, artwork_url, author, language, podcast_guid, moved_to,
   etag, last_modified, fetched_at, failures, last_error`;
 
-/**
- * SQL (CTE): adds the feeds of the (key, URL) array pairs at the given parameters that are not yet known, due
- * at once, if the statement's `stamp` CTE has a row (a write that did not happen notes nothing); returns a
- * row per new feed. Subscription writes include it, so a subscribed feed is never left unknown. In key
- * order: two writes that share new feeds take their index entries in the same order, and cannot deadlock.
- */
-export const NOTE_NEW_FEEDS = (
-  ...pairs: [hashParam: number, urlParam: number][]
-) => `INSERT INTO feeds (url_hash, feed_url)
-    SELECT f.url_hash, f.feed_url
-      FROM stamp CROSS JOIN (${pairs
-        .map(([h, u]) => `SELECT * FROM unnest($${h}::uuid[], $${u}::text[]) AS x (url_hash, feed_url)`)
-        .join(' UNION ALL ')}) f
-     ORDER BY f.url_hash
-    ON CONFLICT (url_hash) DO NOTHING
-    RETURNING 1`;
-
-/** Adds the feeds not yet known, due at once; returns how many were new. */
-export async function addFeeds(db: Queryable, hashes: string[], urls: string[]): Promise<number> {
-  const r = await db.query(
-    `WITH stamp AS (SELECT 1), noted AS (${NOTE_NEW_FEEDS([1, 2])}) SELECT count(*)::int AS n FROM noted`,
-    [arrayLiteral(hashes), arrayLiteral(urls)],
-  );
-  return (r.rows[0] as { n: number }).n;
+/** Whether any feed is due for a fetch now (one probe of the schedule's index). */
+export async function anyDue(db: Queryable): Promise<boolean> {
+  const r = await db.query<{ due: boolean }>('SELECT EXISTS (SELECT 1 FROM feeds WHERE next_fetch_at <= now()) AS due');
+  return r.rows[0]?.due ?? false;
 }
 
 /**

@@ -2,10 +2,10 @@ import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import type { Db } from '../db/pool';
 import * as devices from '../devices/service';
-import * as feeds from '../feeds/catalog';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import { buildOpml, parseOpml } from '../opml/opml';
+import { parseOpml } from '../opml/opml';
+import { opmlOf } from '../opml/service';
 import * as subscriptions from '../subscriptions/service';
 import { addAll, MAX_URLS } from './feeds';
 import { BadRequest, NotFound } from './errors';
@@ -28,7 +28,7 @@ export async function renderFeeds(
 ): Promise<{ type: string; body: string }> {
   if (fmt === 'json') return { type: 'application/json; charset=utf-8', body: JSON.stringify(urls) };
   if (fmt === 'txt') return { type: 'text/plain; charset=utf-8', body: urls.map((u) => `${u}\n`).join('') };
-  return { type: 'text/x-opml; charset=utf-8', body: buildOpml(title, await feeds.forOpml(db, urls)) };
+  return { type: 'text/x-opml; charset=utf-8', body: await opmlOf(db, title, urls) };
 }
 
 /** The URLs of an upload in the named format; a body that does not parse as that format is a 400. */

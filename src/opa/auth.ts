@@ -73,12 +73,12 @@ export const documentAuth: Documenter = (r) => {
   r.registerComponent('securitySchemes', 'basic', {
     type: 'http',
     scheme: 'basic',
-    description: 'Username and password, or username and a personal access token',
+    description: 'Username and password, or username and an app password (personal access token)',
   });
   r.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An access token from /v1/auth/login, or a personal access token',
+    description: 'An access token from /v1/auth/login, or an app password (personal access token)',
   });
   r.registerPath({
     method: 'post',

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/pool';
 import * as repo from './list-repo';
 import * as browseRepo from './browse-repo';
 import { recordOf } from './records';
-import type { SubscriptionRecord } from './service';
+import type { SubscriptionRecord } from './types';
 
 // Reading the user's list: pages of records for /v1, changes as feed states for the gpodder API.
 

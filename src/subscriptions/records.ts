@@ -1,11 +1,11 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { Deleted, InvalidInput, NotFound } from '../errors';
-import { noteFeeds, wakeFetcher } from '../feeds/catalog';
 import type { ListedRow } from './list-repo';
 import type { SubscriptionRow } from './repo';
+import { noteFeeds } from './subscribe';
 import * as repo from './record-repo';
-import type { SubscriptionRecord } from './service';
+import type { SubscriptionRecord } from './types';
 import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
 
 // One record: read by any guid of its chain, changed (URL, guid, subscription state), merged.
@@ -171,16 +171,15 @@ async function changeRecord(
   guid: string,
   decide: (row: Row) => CheckedChange | undefined,
 ): Promise<ChangeReport> {
-  const { report, newFeeds } = await withTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
     const row = await liveRecord(tx, userId, guid);
     const checked = decide(row);
     const report: ChangeReport = checked ? await applyChange(tx, userId, row, checked) : {};
     // A new URL is a feed to know, in the same transaction as the change.
-    return { report, newFeeds: report.feedUrl === undefined ? 0 : await noteFeeds(tx, [report.feedUrl]) };
+    if (report.feedUrl !== undefined) await noteFeeds(tx, [report.feedUrl]);
+    return report;
   });
-  if (newFeeds > 0) wakeFetcher();
-  return report;
 }
 
 /**
@@ -227,5 +226,5 @@ export async function recordsOfFeed(
 }
 
 /** The id of the user's record that has (or had) the URL with this key, if any. */
-export const recordIdByUrlKey = (db: Queryable, userId: number, hash: string): Promise<number | undefined> =>
+export const recordIdByUrlHash = (db: Queryable, userId: number, hash: string): Promise<number | undefined> =>
   repo.findUrlOwner(db, userId, hash);

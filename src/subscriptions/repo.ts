@@ -1,7 +1,6 @@
 import { arrayLiteral, type ArrayElement } from '../db/array-literal';
 import { NEXT_STAMP } from '../db/change-stamp';
 import type { Queryable } from '../db/pool';
-import { NOTE_NEW_FEEDS } from '../feeds/repo';
 import { missingUser } from '../errors';
 import type { Match } from './plan';
 
@@ -18,6 +17,31 @@ export type SubscriptionRow = {
   deleted: Date | null;
   changed: Date;
 };
+
+/**
+ * SQL (CTE): notes the feeds of the (key, URL) array pairs at the given parameters in the feeds table, the
+ * feed fetcher's schedule, if nobody had them (due at once: the fetcher finds them within a second), and if
+ * the statement's `stamp` CTE has a row (a write that did not happen notes nothing); returns a row per new
+ * feed. Every subscription write includes it, so a subscribed feed is never unknown to the fetcher. In key
+ * order: two writes that share new feeds take their index entries in the same order, and cannot deadlock.
+ */
+const NOTE_NEW_FEEDS = (...pairs: [hashParam: number, urlParam: number][]) => `INSERT INTO feeds (url_hash, feed_url)
+    SELECT f.url_hash, f.feed_url
+      FROM stamp CROSS JOIN (${pairs
+        .map(([h, u]) => `SELECT * FROM unnest($${h}::uuid[], $${u}::text[]) AS x (url_hash, feed_url)`)
+        .join(' UNION ALL ')}) f
+     ORDER BY f.url_hash
+    ON CONFLICT (url_hash) DO NOTHING
+    RETURNING 1`;
+
+/** Notes these feeds for the fetcher (keys and URLs, pairwise) if nobody had them; returns how many were new. */
+export async function noteFeeds(db: Queryable, hashes: string[], urls: string[]): Promise<number> {
+  const r = await db.query(
+    `WITH stamp AS (SELECT 1), noted AS (${NOTE_NEW_FEEDS([1, 2])}) SELECT count(*)::int AS n FROM noted`,
+    [arrayLiteral(hashes), arrayLiteral(urls)],
+  );
+  return (r.rows[0] as { n: number }).n;
+}
 
 /** A record's columns, for statements that read whole records (alias s). */
 export const COLUMNS =

@@ -83,3 +83,9 @@ export function podcastGuid(feedUrl: string): string {
   // The first 128 bits in the 8-4-4-4-12 form, with version 5 and the RFC 9562 variant.
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[parseInt(h[16]!, 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
+
+/** The url_hash of a feed URL (the hash of its URL key), or undefined for a URL the rules refuse. */
+export function urlHashOf(url: string): string | undefined {
+  const checked = checkFeedUrl(url);
+  return checked.ok ? urlHash(checked.key) : undefined;
+}

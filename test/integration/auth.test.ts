@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
-import { createPersonalToken, revokePersonalToken, setPassword } from '../../src/auth/service';
+import { createAppPasswordFor, revokeAppPasswordById, setPassword } from '../../src/auth/service';
 import { AuthCache, listenForCredentialChanges } from '../../src/auth/cache';
 import pino from 'pino';
 import argon2 from 'argon2';
@@ -145,12 +145,12 @@ describe('authentication', () => {
   });
 
   test('a personal access token works as Bearer and as the Basic password, until revoked', async () => {
-    const pat = await createPersonalToken({ db: t.db }, alice.name, 'phone');
+    const pat = await createAppPasswordFor({ db: t.db }, alice.name, 'phone');
     expect((await as(t, `Bearer ${pat.token}`).get('/v1/subscriptions')).status).toBe(200);
     expect((await as(t, basic(alice.name, pat.token)).get('/v1/subscriptions')).status).toBe(200);
     const bob = await t.user('bob');
     expectError(await as(t, basic(bob.name, pat.token)).get('/v1/subscriptions'), 401);
-    await revokePersonalToken({ db: t.db, authCache: t.authCache }, pat.id);
+    await revokeAppPasswordById({ db: t.db, authCache: t.authCache }, pat.id);
     expectError(await as(t, `Bearer ${pat.token}`).get('/v1/subscriptions'), 401);
     expectError(await as(t, basic(alice.name, pat.token)).get('/v1/subscriptions'), 401);
   });

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { approveLoginFlow, createPersonalToken } from '../../src/auth/service';
+import { approveLoginFlow, createAppPasswordFor } from '../../src/auth/service';
 import { as, sessionCookieOf, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 let t: TestApp;
@@ -55,7 +55,7 @@ describe('authentication', () => {
     const other = await t.user();
     expect((await as(t, u).get(`/api/2/devices/${u.name.toUpperCase()}.json`)).status).toBe(200);
     expectError(await as(t, u).get(`/api/2/devices/${other.name}.json`), 401);
-    const app = await createPersonalToken({ db: t.db }, u.name, 'phone');
+    const app = await createAppPasswordFor({ db: t.db }, u.name, 'phone');
     const viaApp = 'Basic ' + Buffer.from(`${u.name}:${app.token}`).toString('base64');
     expect((await as(t, viaApp).get(`/api/2/devices/${u.name}.json`)).status).toBe(200);
   });

@@ -1,0 +1,161 @@
+import { lockUser, takeChangeStamp } from '../db/change-stamp';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './plan';
+import * as repo from './repo';
+import * as recordRepo from './record-repo';
+import type { FeedInput, Outcome } from './types';
+import { checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
+
+// Subscribing and unsubscribing, and noting feeds for the fetcher (the seam is service.ts).
+
+// Subscribing.
+
+/** Checks one requested feed: an item to plan, or the reason it is refused. */
+function checkFeed(input: FeedInput): Item | Outcome {
+  const url = checkFeedUrl(input.url);
+  if (!url.ok) return { ok: false, url: input.url, reason: url.problem };
+  let guid: string | undefined;
+  if (input.guid !== undefined) {
+    guid = parseGuid(input.guid);
+    if (!guid) return { ok: false, url: input.url, reason: 'Invalid guid' };
+  }
+  return {
+    feedUrl: url.feedUrl,
+    key: url.key,
+    hash: urlHash(url.key),
+    guid: guid ?? podcastGuid(url.feedUrl),
+    explicitGuid: guid !== undefined,
+  };
+}
+
+const isItem = (x: Item | Outcome): x is Item => !('ok' in x);
+
+/** The rows a plan writes; a new record is named by its guid until the database gives it an id. */
+function writesOf({ targets }: Plan): repo.SubscribeWrite {
+  const ref = (t: Target) => (t.id === undefined ? { id: null, newGuid: t.guid } : { id: t.id, newGuid: null });
+  return {
+    created: targets
+      .filter((t) => t.id === undefined)
+      .map((t) => ({ guid: t.guid, feedUrl: t.feedUrl, urlHash: t.urlHash, guidChanged: t.guidChanged })),
+    resubscribed: targets
+      .filter((t) => t.id !== undefined)
+      .map((t) => ({ id: t.id!, guid: t.guid, feedUrl: t.feedUrl, guidChanged: t.guidChanged })),
+    earlierGuids: targets.flatMap((t) => t.earlierGuids.map((guid) => ({ ...ref(t), guid }))),
+    otherUrls: targets.flatMap((t) => t.otherUrls.map((u) => ({ ...ref(t), ...u }))),
+  };
+}
+
+type Written = repo.Written & { plan: Plan };
+
+/**
+ * Most POSTs add feeds the user does not have: one statement inserts them if that is so, and fails as a
+ * whole if any exists (then undefined). Only a plan that creates plain records qualifies: one where two
+ * items of the request land in one record writes history, which needs the general write.
+ */
+async function insertAllNew(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+  const plan = planUpsert(
+    items,
+    items.map(() => ({ byGuid: null, byUrl: null })),
+  );
+  if (!onlyCreates(plan)) return undefined;
+  const written = await repo.insertIfAllNew(db, userId, writesOf(plan).created).catch((err: unknown) => {
+    if (repo.isExistingFeed(err)) return undefined;
+    throw err;
+  });
+  return written && { plan, ...written };
+}
+
+/**
+ * Plans against the records the items match and writes, if no other write of this user came in between
+ * (a compare-and-set on the user's change stamp); undefined if one did.
+ */
+async function matchAndWrite(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+  const found = await repo.findMatches(
+    db,
+    userId,
+    items.map((x) => x.guid),
+    items.map((x) => x.hash),
+  );
+  const plan = planUpsert(items, found.matches);
+  const written = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
+  return written && { plan, ...written };
+}
+
+/** matchAndWrite under the user's lock, where the compare-and-set cannot fail: for when others keep winning. */
+function matchAndWriteLocked(db: Db, userId: number, items: Item[]): Promise<Written> {
+  return withTransaction(db, async (tx) => {
+    await lockUser(tx, userId);
+    const written = await matchAndWrite(tx, userId, items);
+    if (!written) throw new Error('the user changed under its own row lock');
+    return written;
+  });
+}
+
+/**
+ * Subscribes the user to each feed, in one transaction with a constant number of statements whatever
+ * the number of feeds. Every input gets one outcome, in input order; changedAt is the stamp of the
+ * change (undefined when every feed was refused and nothing was written).
+ */
+export async function subscribe(
+  db: Db,
+  userId: number,
+  feeds: FeedInput[],
+): Promise<{ changedAt: Date | undefined; outcomes: Outcome[] }> {
+  const checked = feeds.map(checkFeed);
+  const items = checked.filter(isItem);
+  if (items.length === 0) return { changedAt: undefined, outcomes: checked as Outcome[] };
+  const written =
+    (await insertAllNew(db, userId, items)) ??
+    (await matchAndWrite(db, userId, items)) ??
+    (await matchAndWrite(db, userId, items)) ??
+    (await matchAndWriteLocked(db, userId, items));
+  let next = 0;
+  const outcomes = checked.map((c): Outcome => {
+    if (!isItem(c)) return c;
+    return { ok: true, url: c.feedUrl, guid: written.plan.targetOf[next++]!.guid };
+  });
+  // The write noted the feeds nobody had: due for a first fetch, which the fetcher does, never this call.
+  return { changedAt: written.at, outcomes };
+}
+
+// Unsubscribing, for protocols that sync by state (gpodder.net v2, Nextcloud).
+
+/**
+ * Unsubscribes the user from each feed that a record has (by any URL it had), in one transaction. A URL
+ * the user has no subscribed record for changes nothing; nothing changed takes no change stamp. Each URL
+ * comes back as it would be stored (null when refused), in input order.
+ */
+export async function unsubscribe(
+  db: Db,
+  userId: number,
+  urls: string[],
+): Promise<{ changedAt: Date | undefined; stored: (string | null)[] }> {
+  const checked = urls.map(checkFeedUrl);
+  const stored = checked.map((c) => (c.ok ? c.feedUrl : null));
+  const hashes = checked.flatMap((c) => (c.ok ? [urlHash(c.key)] : []));
+  if (hashes.length === 0) return { changedAt: undefined, stored };
+  const changedAt = await withTransaction(db, async (tx) => {
+    await lockUser(tx, userId);
+    const ids = await recordRepo.subscribedWithUrls(tx, userId, hashes);
+    if (ids.length === 0) return undefined;
+    const stamp = await takeChangeStamp(tx, userId);
+    await recordRepo.markUnsubscribed(tx, userId, ids, stamp);
+    return stamp;
+  });
+  return { changedAt, stored };
+}
+
+/**
+ * Notes feeds for the feed fetcher: a feed nobody had is due for its first fetch at once. One statement
+ * whatever the number; feeds already known cost an index probe each. Returns how many were new.
+ * (Subscription writes note their feeds in their own statement; this is for a feed's new home.)
+ */
+export async function noteFeeds(db: Queryable, urls: string[]): Promise<number> {
+  const byHash = new Map<string, string>();
+  for (const url of urls) {
+    const hash = urlHashOf(url);
+    if (hash !== undefined && !byHash.has(hash)) byHash.set(hash, url);
+  }
+  if (byHash.size === 0) return 0;
+  return repo.noteFeeds(db, [...byHash.keys()], [...byHash.values()]);
+}
