@@ -58,3 +58,51 @@ describe('concurrent writers of one user', () => {
     expect(rows[0].n).toBe(urls.length);
   });
 });
+
+describe('a write that waits for a read is stamped after it', () => {
+  // A read holds the user's row (FOR SHARE) while it reads; a write that comes meanwhile waits. The write
+  // must take its stamp after the wait: stamped before it, the change would be older than a read that did
+  // not see it, and a client syncing from that read would never get it.
+  test.each([
+    [
+      'an episode action upload',
+      (u: { name: string }) => `/api/2/episodes/${u.name}.json`,
+      () => [{ podcast: 'https://wait.example/feed.xml', episode: 'https://wait.example/1.mp3', action: 'download' }],
+    ],
+    [
+      'a POST of new feeds',
+      () => '/v1/subscriptions',
+      () => ({ subscriptions: [{ feed_url: 'https://wait.example/new.xml' }] }),
+    ],
+    [
+      'a gpodder upload with a removal',
+      (u: { name: string }) => `/api/2/subscriptions/${u.name}/d.json`,
+      () => ({
+        add: ['https://wait.example/a.xml'],
+        remove: ['https://wait.example/b.xml'],
+      }),
+    ],
+  ])('%s', async (_, path, body) => {
+    const u = await t.user();
+    if (path(u).includes('/api/2/subscriptions/')) {
+      await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://wait.example/b.xml' }] });
+    }
+    const reader = await t.db.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT 1 FROM users WHERE id = $1 FOR SHARE', [u.id]);
+      const write = as(t, u)
+        .post(path(u), body())
+        .then((r) => r);
+      await new Promise((r) => setTimeout(r, 300));
+      const readAt = (await reader.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
+      await reader.query('COMMIT');
+      expect((await write).status).toBe(200);
+      const stamp = (await t.db.query<{ last_change: Date }>('SELECT last_change FROM users WHERE id = $1', [u.id]))
+        .rows[0]!.last_change;
+      expect(stamp.getTime()).toBeGreaterThan(readAt.getTime());
+    } finally {
+      reader.release();
+    }
+  });
+});
