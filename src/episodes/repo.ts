@@ -31,7 +31,7 @@ function column<K extends keyof ActionWrite>(rows: ActionWrite[], k: K): string 
  * A batch of actions in one statement (so one round trip and one transaction): the user's change stamp,
  * the devices the batch names (created if new), the actions (an action already stored is skipped), each
  * linked to the user's record for its podcast (by any URL the record had), and each episode's latest
- * action. Returns the stamp.
+ * action of each type. Returns the stamp.
  */
 export async function insertActions(db: Queryable, userId: number, rows: ActionWrite[]): Promise<Date> {
   const r = await db.query<{ at: Date }>({
@@ -57,11 +57,12 @@ export async function insertActions(db: Queryable, userId: number, rows: ActionW
            FROM batch b CROSS JOIN stamp
           ORDER BY b.ord
          ON CONFLICT DO NOTHING
-         RETURNING id, episode_hash, at, changed),
+         RETURNING id, episode_hash, action, at, changed),
        latest AS (
-         INSERT INTO episode_latest (user_id, episode_hash, action_id, at, changed)
-         SELECT DISTINCT ON (episode_hash) $1, episode_hash, id, at, changed FROM stored ORDER BY episode_hash, at DESC, id DESC
-         ON CONFLICT (user_id, episode_hash) DO UPDATE
+         INSERT INTO episode_latest (user_id, episode_hash, action, action_id, at, changed)
+         SELECT DISTINCT ON (episode_hash, action) $1, episode_hash, action, id, at, changed FROM stored
+          ORDER BY episode_hash, action, at DESC, id DESC
+         ON CONFLICT (user_id, episode_hash, action) DO UPDATE
            SET action_id = excluded.action_id, at = excluded.at, changed = excluded.changed
            WHERE (excluded.at, excluded.action_id) > (episode_latest.at, episode_latest.action_id))
      SELECT at FROM stamp`,
@@ -111,8 +112,8 @@ const ACTION_COLUMNS = `a.id, a.podcast_url, a.episode_url, a.episode_guid, a.ac
        a.total, a.device_id, a.changed`;
 
 /**
- * The user's actions stored at or after `since`, in the order stored, with the time of the read; or, aggregated, each episode's latest action, for the episodes whose latest
- * action changed at or after `since`.
+ * The user's actions stored at or after `since`, in the order stored, with the time of the read; or,
+ * aggregated, each episode's latest action of each type, for those that changed at or after `since`.
  */
 export async function findActions(
   db: Queryable,

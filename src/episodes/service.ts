@@ -28,14 +28,17 @@ export type StoredAction = EpisodeAction & { changed: Date };
 /** Actions in one batch at most: clients send 30 (AntennaPod, Kasts) or 100 (gPodder). */
 export const MAX_ACTIONS = 5000;
 
-function checkAction(a: EpisodeAction, i: number): repo.ActionWrite {
-  const fail = (why: string) => new InvalidInput(`Invalid action ${i}: ${why}`);
+/** An action the domain refused: its index in the batch and why. */
+export type Skipped = { index: number; reason: string };
+
+/** One action as it is stored, or why it is refused. */
+function checkAction(a: EpisodeAction): repo.ActionWrite | string {
   const podcast = checkFeedUrl(a.podcastUrl);
-  if (!podcast.ok) throw fail(`podcast: ${podcast.problem}`);
-  if (a.episodeUrl === '' || a.episodeUrl.length > 4096) throw fail('episode: a URL of 1-4096 characters');
-  if (!ACTIONS.includes(a.action)) throw fail(`action: one of ${ACTIONS.join(', ')}`);
-  if (a.action === 'play' && a.position === undefined) throw fail('position: required for play');
-  if (a.device !== undefined && !DEVICE_ID.test(a.device)) throw fail('device: 1-64 characters of A-Z a-z 0-9 . _ -');
+  if (!podcast.ok) return `podcast: ${podcast.problem}`;
+  if (a.episodeUrl === '' || a.episodeUrl.length > 4096) return 'episode: a URL of 1-4096 characters';
+  if (!ACTIONS.includes(a.action)) return `action: one of ${ACTIONS.join(', ')}`;
+  if (a.action === 'play' && a.position === undefined) return 'position: required for play';
+  if (a.device !== undefined && !DEVICE_ID.test(a.device)) return 'device: 1-64 characters of A-Z a-z 0-9 . _ -';
   const play = a.action === 'play';
   return {
     podcastUrl: podcast.feedUrl,
@@ -53,29 +56,38 @@ function checkAction(a: EpisodeAction, i: number): repo.ActionWrite {
 }
 
 /**
- * Stores a batch of actions, all or none: an invalid action is an InvalidInput naming its index, and
- * nothing of the batch is stored. One statement whatever the batch's size. An action already stored
- * (same podcast, episode, action, time, device and position) is not stored again: clients retry whole
- * batches. Returns the stamp of the write and the podcast URLs rewritten by the URL rules.
+ * Stores a batch of actions, one by one as far as their rules go: an action the rules refuse is skipped
+ * (named in `skipped` with its index and reason) and the rest are stored, because apps re-send a whole
+ * batch after any failure and one bad action would block them for good. One statement whatever the
+ * batch's size. An action already stored (same podcast, episode, action, time, device and position) is
+ * not stored again: clients retry whole batches. Returns the stamp of the write and the podcast URLs
+ * rewritten by the URL rules.
  */
 export async function record(
   db: Db,
   userId: number,
   actions: EpisodeAction[],
-): Promise<{ changedAt: Date; rewritten: [string, string][] }> {
-  const rows = actions.map(checkAction);
+): Promise<{ changedAt: Date; rewritten: [string, string][]; skipped: Skipped[] }> {
+  const rows: repo.ActionWrite[] = [];
+  const skipped: Skipped[] = [];
   const rewritten = new Map<string, string>();
-  actions.forEach((a, i) => {
-    if (rows[i]!.podcastUrl !== a.podcastUrl) rewritten.set(a.podcastUrl, rows[i]!.podcastUrl);
+  actions.forEach((a, index) => {
+    const row = checkAction(a);
+    if (typeof row === 'string') {
+      skipped.push({ index, reason: row });
+      return;
+    }
+    rows.push(row);
+    if (row.podcastUrl !== a.podcastUrl) rewritten.set(a.podcastUrl, row.podcastUrl);
   });
   const changedAt =
     rows.length === 0 ? await subscriptions.lastChange(db, userId) : await repo.insertActions(db, userId, rows);
-  return { changedAt, rewritten: [...rewritten] };
+  return { changedAt, rewritten: [...rewritten], skipped };
 }
 
 /**
  * The user's actions stored at or after `since` (all without it), in the order stored; `aggregated`: only
- * each episode's latest action (by the action's own time). `podcast` keeps one podcast's actions, under
+ * each episode's latest action of each type (by the action's own time). `podcast` keeps one podcast's actions, under
  * any URL its subscription has had; `device` one device's. `readAt` is the clock at the read, taken
  * while no write of the user is under way: every action stored later has a later stamp. A client can
  * so be given a `since` close to now, and one that syncs until it has caught up with its clock (Kasts)

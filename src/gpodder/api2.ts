@@ -1,9 +1,9 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
+import * as reports from '../devices/reports';
 import * as devices from '../devices/service';
 import { currentUser } from '../http/credentials';
-import { BadRequest } from './errors';
 import { route } from '../http/method';
 import * as subscriptions from '../subscriptions/service';
 import { pull, push } from './feeds';
@@ -11,13 +11,40 @@ import { anyJson, parseJsonBody } from './http';
 import { changesBody, deviceBody, syncDevicesBody } from './schemas';
 import { parseSince } from './sync-time';
 
-/** An upload's changes: a URL both added and removed is a 400. */
-export function checkChanges<T extends { add: string[]; remove: string[] }>(b: T): T {
-  const removed = new Set(b.remove);
-  const both = b.add.find((u) => removed.has(u));
-  if (both !== undefined) throw new BadRequest(`A URL is both added and removed: ${both}`);
-  return b;
+/**
+ * A subscription upload of the gpodder.net or the Nextcloud route: one change, a 400 only for a body that
+ * is not `{add, remove}` lists of strings. What was skipped or kept is logged, and noted for the device's
+ * health on the web page, so that a person can see why an app's list differs.
+ */
+export async function uploadChanges(ctx: ApiContext, req: Request, device: string | undefined) {
+  const userId = currentUser(req);
+  const { add, remove } = parseJsonBody(changesBody, req.body);
+  const done = await push(ctx.db, userId, add, remove);
+  const { refused, addedAndRemoved } = done;
+  const log = { component: 'gpodder', userId, device };
+  if (addedAndRemoved.length > 0) {
+    ctx.logger.warn(
+      { ...log, urls: addedAndRemoved.slice(0, 20), count: addedAndRemoved.length },
+      'subscription upload: URLs both added and removed were kept subscribed',
+    );
+  }
+  if (refused.length > 0) {
+    ctx.logger.warn(
+      { ...log, skipped: refused.slice(0, 20), count: refused.length },
+      'subscription upload: URLs refused by the URL rules were skipped',
+    );
+  }
+  await reports.note(ctx.db, userId, {
+    device,
+    client: req.headers['user-agent'],
+    kind: 'subscriptions',
+    sent: { add: add.length, remove: remove.length },
+    skipped: [...refused, ...addedAndRemoved.map((item) => ({ item, reason: KEPT }))],
+  });
+  return done;
 }
+
+const KEPT = 'both added and removed: kept subscribed';
 
 /** The gpodder.net API v2: login, devices, subscriptions and device synchronisation. */
 export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
@@ -86,9 +113,9 @@ export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
       post: [
         anyJson,
         async (req, res) => {
-          const body = checkChanges(parseJsonBody(changesBody, req.body));
-          await devices.seen(db, currentUser(req), String(req.params.device));
-          const done = await push(db, currentUser(req), body.add, body.remove);
+          const device = String(req.params.device);
+          await devices.seen(db, currentUser(req), device);
+          const done = await uploadChanges(ctx, req, device);
           res.json({ timestamp: done.timestamp, update_urls: done.updateUrls });
         },
       ],

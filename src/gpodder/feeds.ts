@@ -1,4 +1,5 @@
-import type { FeedInput, Outcome } from '../subscriptions/service';
+import type { SkippedItem } from '../devices/reports';
+import type { Outcome } from '../subscriptions/service';
 import * as subscriptions from '../subscriptions/service';
 import type { Db } from '../db/pool';
 import { clientTimestamp } from './sync-time';
@@ -24,32 +25,28 @@ export async function pull(db: Db, userId: number, since: Date | undefined) {
 }
 
 /**
- * Adds through the same service as POST /v1/subscriptions (podcast schemes, guids, matching by guid
- * chain and URL history); removes unsubscribe the matching records. Returns the client's timestamp after
- * the writes and the URLs rewritten or refused.
+ * An app's upload of what it added and removed, as one change (subscriptions.applyChanges). Returns the
+ * client's timestamp after it, `[sent, stored]` for each URL rewritten and `[sent, ""]` for each refused
+ * (skipped, the rest applied), and what the door logs: the URLs sent in both lists and kept subscribed.
  */
 export async function push(
   db: Db,
   userId: number,
   add: string[],
   remove: string[],
-): Promise<{ timestamp: number; updateUrls: UpdateUrls }> {
-  const feeds: FeedInput[] = add.map((url) => ({ url }));
-  const added = await subscriptions.subscribe(db, userId, feeds);
-  const removed = await subscriptions.unsubscribe(db, userId, remove);
+): Promise<{ timestamp: number; updateUrls: UpdateUrls; refused: SkippedItem[]; addedAndRemoved: string[] }> {
+  const done = await subscriptions.applyChanges(db, userId, { add, remove });
   const updateUrls: UpdateUrls = [];
-  added.outcomes.forEach((o: Outcome, i) => {
-    const sent = add[i]!;
-    if (!o.ok) updateUrls.push([sent, '']);
-    else if (o.url !== sent) updateUrls.push([sent, o.url]);
-  });
-  removed.stored.forEach((stored, i) => {
-    const sent = remove[i]!;
-    if (stored === null) updateUrls.push([sent, '']);
-    else if (stored !== sent) updateUrls.push([sent, stored]);
-  });
-  const at = removed.changedAt ?? added.changedAt ?? (await subscriptions.lastChange(db, userId));
-  return { timestamp: clientTimestamp(at), updateUrls };
+  const refused: SkippedItem[] = [];
+  const note = (sent: string, o: { ok: true; url: string } | { ok: false; reason: string }) => {
+    if (!o.ok) refused.push({ item: sent, reason: o.reason });
+    const stored = o.ok ? o.url : '';
+    if (stored !== sent) updateUrls.push([sent, stored]);
+  };
+  done.added.forEach((o: Outcome, i) => note(add[i]!, o));
+  done.removed.forEach((o, i) => note(remove[i]!, o));
+  const at = done.changedAt ?? (await subscriptions.lastChange(db, userId));
+  return { timestamp: clientTimestamp(at), updateUrls, refused, addedAndRemoved: done.addedAndRemoved };
 }
 
 /** Adds every listed feed and never removes (the simple API's PUT, OPML imports). */

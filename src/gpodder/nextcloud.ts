@@ -4,10 +4,9 @@ import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
 import { NotFound } from './errors';
 import { route } from '../http/method';
-import { checkChanges } from './api2';
-import { pull, push } from './feeds';
-import { anyJson, anyText, parseJsonBody } from './http';
-import { changesBody } from './schemas';
+import { uploadChanges } from './api2';
+import { pull } from './feeds';
+import { anyJson, anyText } from './http';
 import { parseSince } from './sync-time';
 
 /** The Nextcloud app's paths, with and without /index.php (some clients and proxies drop it). */
@@ -56,8 +55,7 @@ export function nextcloudRoutes(ctx: ApiContext, user: RequestHandler): Router {
         post: [
           anyJson,
           async (req, res) => {
-            const body = checkChanges(parseJsonBody(changesBody, req.body));
-            const done = await push(ctx.db, currentUser(req), body.add, body.remove);
+            const done = await uploadChanges(ctx, req, undefined);
             res.json({ timestamp: done.timestamp });
           },
         ],

@@ -83,11 +83,14 @@ export const documentGpodder: Documenter = (r) => {
       ...authErrors,
     },
   });
-  path('post', '/api/2/subscriptions/{user}/{device}.json', 'Upload subscription changes', {
+  path('post', '/api/2/subscriptions/{user}/{device}.json', 'Upload subscription changes (one change; per URL)', {
+    description:
+      'Applied as one change. A URL refused by the URL rules is skipped and named as [sent, ""] in update_urls; ' +
+      'a URL in both lists stays subscribed (docs/clients.md).',
     request: { ...byDevice, ...jsonBody(changesBody) },
     responses: {
       200: json(pushResponse, 'The timestamp, and URLs rewritten or refused'),
-      400: error('Bad body'),
+      400: error('A body that is not {add, remove} lists of strings'),
       ...authErrors,
     },
   });
@@ -122,21 +125,32 @@ export const documentGpodder: Documenter = (r) => {
   });
   const actions = z.array(episodeAction).openapi('EpisodeActions');
   const actionsResponse = json(z.object({ actions, timestamp: z.number().int() }), 'Actions, and the next since');
+  const skipped = z
+    .array(z.object({ index: z.number().int(), reason: z.string() }))
+    .optional()
+    .openapi({ description: 'Present when actions were skipped: their index in the body and why' });
+  const episodesUploadResponse = z
+    .object({ timestamp: z.number().int(), update_urls: z.array(z.tuple([z.string(), z.string()])), skipped })
+    .openapi('GpodderEpisodeUploadResult');
   const episodesQuery = z.object({
     since: sinceQuery.shape.since,
     podcast: z.string().optional().openapi({ description: "One podcast's actions (any URL its subscription has had)" }),
     device: z.string().optional().openapi({ description: "One device's actions" }),
-    aggregated: z.string().optional().openapi({ description: 'true: only the latest action of each episode' }),
+    aggregated: z
+      .string()
+      .optional()
+      .openapi({ description: 'true: only the latest action of each episode and action type' }),
   });
   path('get', '/api/2/episodes/{user}.json', 'Episode actions since a time', {
     request: { ...byUser, query: episodesQuery },
     responses: { 200: actionsResponse, 400: error('Bad since'), ...authErrors },
   });
-  path('post', '/api/2/episodes/{user}.json', 'Upload episode actions (all or none)', {
+  path('post', '/api/2/episodes/{user}.json', 'Upload episode actions (per action)', {
+    description: 'Every valid action is stored; an invalid one is skipped, logged and named in `skipped`.',
     request: { ...byUser, ...jsonBody(actions) },
     responses: {
-      200: json(pushResponse, 'The timestamp, and podcast URLs rewritten'),
-      400: error('An invalid action, named by its index; nothing stored'),
+      200: json(episodesUploadResponse, 'The timestamp, podcast URLs rewritten, and the actions skipped'),
+      400: error('A body that is not a JSON array, or more than 5,000 actions'),
       ...authErrors,
     },
   });
@@ -162,12 +176,12 @@ export const documentGpodder: Documenter = (r) => {
       request: { query: sinceQuery },
       responses: { 200: actionsResponse, ...authErrors },
     });
-    nc('post', '/apps/gpoddersync/episode_action/create', 'Upload episode actions (all or none)', {
+    nc('post', '/apps/gpoddersync/episode_action/create', 'Upload episode actions (per action)', {
       security: gpodder,
       request: jsonBody(actions),
       responses: {
-        200: json(z.object({ timestamp: z.number().int() }), 'The timestamp'),
-        400: error('Invalid action'),
+        200: json(z.object({ timestamp: z.number().int(), skipped }), 'The timestamp, and the actions skipped'),
+        400: error('A body that is not a JSON array'),
         ...authErrors,
       },
     });

@@ -2,7 +2,8 @@ import { z } from '../http/zod';
 import { DEVICE_TYPES } from '../devices/service';
 import { MAX_URLS } from './feeds';
 
-const urls = z.array(z.string().max(4096)).max(MAX_URLS).default([]);
+// Any string: a URL the URL rules refuse is skipped and named in update_urls, never the whole upload.
+const urls = z.array(z.string()).max(MAX_URLS).default([]);
 
 export const changesBody = z.object({ add: urls, remove: urls }).openapi('GpodderSubscriptionChanges');
 export const changesResponse = z

@@ -1,14 +1,16 @@
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))?$/;
 
 /**
  * Parses an ISO 8601 date-time with `Z` or an offset and any fraction, to whole milliseconds (the
  * precision stamps are stored at, so "strictly later" stays exact). A space where the offset sign
- * stands is read as `+`: an unencoded `+` in a query string arrives as a space.
+ * stands is read as `+`: an unencoded `+` in a query string arrives as a space. With no zone at all it is
+ * refused, or read as UTC with `zonelessIsUtc` (gpodder.net's episode actions have no zone).
  */
-export function parseTimestamp(value: string): Date | undefined {
+export function parseTimestamp(value: string, { zonelessIsUtc = false } = {}): Date | undefined {
   const m = ISO.exec(value);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, frac = '', z, sign, oh = '0', om = '0'] = m;
+  if (!z && !sign && !zonelessIsUtc) return undefined;
   const year = Number(y),
     month = Number(mo),
     day = Number(d);
@@ -22,7 +24,7 @@ export function parseTimestamp(value: string): Date | undefined {
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));
   const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
   date.setUTCFullYear(year); // Date.UTC reads years below 100 as 19xx
-  if (!z) date.setTime(date.getTime() - (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000);
+  if (sign) date.setTime(date.getTime() - (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 

@@ -1,8 +1,8 @@
 /** A valid feed of a POST, after the URL and guid checks. */
 export type Item = { feedUrl: string; key: string; hash: string; guid: string; explicitGuid: boolean };
 
-/** A record of the user that an item's guid or URL names: its id and current guid. */
-export type Hit = { id: number; guid: string };
+/** A record of the user that an item's guid or URL names: its id, current guid and URL, and whether it is live. */
+export type Hit = { id: number; guid: string; feedUrl: string; live: boolean };
 
 /** What the database knows of an item: the record with its guid (any of a chain), the one with its URL. */
 export type Match = { byGuid: Hit | null; byUrl: Hit | null };
@@ -12,8 +12,10 @@ export type Target = {
   id: number | undefined;
   /** The record's current guid, once this request is done. */
   guid: string;
-  /** The URL as last sent. */
+  /** The URL as last sent (a live record's current URL, when the plan keeps those). */
   feedUrl: string;
+  /** A live record whose current URL stays whatever URL of it is sent. */
+  keepsUrl: boolean;
   /** A new record's first URL key. */
   urlHash: string;
   guidChanged: boolean;
@@ -35,17 +37,21 @@ export type Plan = {
  * it lands in. Matching is by guid first (any guid of a chain), then by normalised URL (any URL the
  * record had), against the user's records and the records this request creates before it. A guid the
  * client sends is authoritative: a record found by URL with another guid takes the client's guid.
+ * With `keepLiveUrls` (apps that sync by state), a subscribed record found under another of its URLs keeps
+ * its current URL: announcing the sent one would be a new URL to every other app, a duplicate there.
  */
-export function planUpsert(items: Item[], matches: Match[]): Plan {
+export function planUpsert(items: Item[], matches: Match[], { keepLiveUrls = false } = {}): Plan {
   const byGuid = new Map<string, Target>();
   const byKey = new Map<string, Target>();
   const byId = new Map<number, Target>();
   const targets: Target[] = [];
-  const newTarget = (id: number | undefined, guid: string, item: Item): Target => {
+  const newTarget = (id: number | undefined, guid: string, item: Item, hit?: Hit): Target => {
+    const keepsUrl = keepLiveUrls && hit !== undefined && hit.live;
     const target: Target = {
       id,
       guid,
-      feedUrl: item.feedUrl,
+      feedUrl: keepsUrl ? hit.feedUrl : item.feedUrl,
+      keepsUrl,
       urlHash: item.hash,
       guidChanged: false,
       earlierGuids: [],
@@ -56,7 +62,7 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
     if (id !== undefined) byId.set(id, target);
     return target;
   };
-  const existing = (hit: Hit, item: Item) => byId.get(hit.id) ?? newTarget(hit.id, hit.guid, item);
+  const existing = (hit: Hit, item: Item) => byId.get(hit.id) ?? newTarget(hit.id, hit.guid, item, hit);
 
   const targetOf = items.map((item, i) => {
     const m = matches[i]!;
@@ -76,7 +82,7 @@ export function planUpsert(items: Item[], matches: Match[]): Plan {
         byGuid.set(item.guid, target);
       }
     }
-    target.feedUrl = item.feedUrl;
+    if (!target.keepsUrl) target.feedUrl = item.feedUrl;
     if (!byKey.has(item.key)) {
       byKey.set(item.key, target);
       // A URL another record already has stays that record's: this one only shows it.

@@ -125,6 +125,15 @@ export async function subscribedWithUrls(tx: Queryable, userId: number, hashes: 
   return r.rows.map((x) => x.id);
 }
 
+/** The current URLs of these records. */
+export async function feedUrlsOf(tx: Queryable, userId: number, ids: number[]): Promise<string[]> {
+  const r = await tx.query<{ feed_url: string }>(
+    'SELECT feed_url FROM subscriptions WHERE user_id = $1 AND id = ANY ($2::bigint[]) ORDER BY id',
+    [userId, arrayLiteral(ids)],
+  );
+  return r.rows.map((x) => x.feed_url);
+}
+
 export async function markUnsubscribed(tx: Queryable, userId: number, ids: number[], stamp: Date): Promise<void> {
   await tx.query(
     `UPDATE subscriptions SET is_subscribed = false, subscription_changed = $3 WHERE user_id = $1 AND id = ANY ($2::bigint[])`,

@@ -60,8 +60,12 @@ type MatchRow = {
   last_change: Date;
   by_guid_id: number | null;
   by_guid_guid: string | null;
+  by_guid_url: string | null;
+  by_guid_live: boolean | null;
   by_url_id: number | null;
   by_url_guid: string | null;
+  by_url_url: string | null;
+  by_url_live: boolean | null;
 };
 
 /** The matches of a POST's items, and the user's last change stamp they were read at. */
@@ -77,18 +81,23 @@ export async function findMatches(db: Queryable, userId: number, guids: string[]
     name: 'find-matches',
     text: `WITH history AS (SELECT ${HAS_HISTORY} AS exists)
      SELECT (SELECT last_change FROM users WHERE id = $1) AS last_change,
-            by_guid.id AS by_guid_id, by_guid.guid AS by_guid_guid, by_url.id AS by_url_id, by_url.guid AS by_url_guid
+            by_guid.id AS by_guid_id, by_guid.guid AS by_guid_guid, by_guid.feed_url AS by_guid_url, by_guid.live AS by_guid_live,
+            by_url.id AS by_url_id, by_url.guid AS by_url_guid, by_url.feed_url AS by_url_url, by_url.live AS by_url_live
        FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
        LEFT JOIN LATERAL (
-         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.guid = item.guid
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL AS live
+           FROM subscriptions s WHERE s.user_id = $1 AND s.guid = item.guid
          UNION ALL
-         SELECT s.id, s.guid FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL
+           FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
           WHERE x.user_id = $1 AND x.guid = item.guid AND (SELECT exists FROM history)
          LIMIT 1) by_guid ON true
        LEFT JOIN LATERAL (
-         SELECT s.id, s.guid FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = item.url_hash
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL AS live
+           FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = item.url_hash
          UNION ALL
-         SELECT s.id, s.guid FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL
+           FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
           WHERE x.user_id = $1 AND x.url_hash = item.url_hash AND (SELECT exists FROM history)
          LIMIT 1) by_url ON true
       ORDER BY item.ord`,
@@ -97,8 +106,14 @@ export async function findMatches(db: Queryable, userId: number, guids: string[]
   const lastChange = r.rows[0]?.last_change;
   if (!lastChange) throw missingUser(userId);
   const matches = r.rows.map((x) => ({
-    byGuid: x.by_guid_id === null ? null : { id: x.by_guid_id, guid: x.by_guid_guid! },
-    byUrl: x.by_url_id === null ? null : { id: x.by_url_id, guid: x.by_url_guid! },
+    byGuid:
+      x.by_guid_id === null
+        ? null
+        : { id: x.by_guid_id, guid: x.by_guid_guid!, feedUrl: x.by_guid_url!, live: x.by_guid_live! },
+    byUrl:
+      x.by_url_id === null
+        ? null
+        : { id: x.by_url_id, guid: x.by_url_guid!, feedUrl: x.by_url_url!, live: x.by_url_live! },
   }));
   return { lastChange, matches };
 }

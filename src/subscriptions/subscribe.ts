@@ -11,7 +11,7 @@ import { checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls
 // Subscribing.
 
 /** Checks one requested feed: an item to plan, or the reason it is refused. */
-function checkFeed(input: FeedInput): Item | Outcome {
+export function checkFeed(input: FeedInput): Item | Outcome {
   const url = checkFeedUrl(input.url);
   if (!url.ok) return { ok: false, url: input.url, reason: url.problem };
   let guid: string | undefined;
@@ -28,7 +28,7 @@ function checkFeed(input: FeedInput): Item | Outcome {
   };
 }
 
-const isItem = (x: Item | Outcome): x is Item => !('ok' in x);
+export const isItem = (x: Item | Outcome): x is Item => !('ok' in x);
 
 /** The rows a plan writes; a new record is named by its guid until the database gives it an id. */
 function writesOf({ targets }: Plan): repo.SubscribeWrite {
@@ -45,7 +45,9 @@ function writesOf({ targets }: Plan): repo.SubscribeWrite {
   };
 }
 
-type Written = repo.Written & { plan: Plan };
+export type Written = repo.Written & { plan: Plan };
+/** How a plan is made: see planUpsert. */
+export type PlanOptions = { keepLiveUrls?: boolean };
 
 /**
  * Most POSTs add feeds the user does not have: one statement inserts them if that is so, and fails as a
@@ -69,25 +71,58 @@ async function insertAllNew(db: Queryable, userId: number, items: Item[]): Promi
  * Plans against the records the items match and writes, if no other write of this user came in between
  * (a compare-and-set on the user's change stamp); undefined if one did.
  */
-async function matchAndWrite(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+export async function matchAndWrite(
+  db: Queryable,
+  userId: number,
+  items: Item[],
+  options: PlanOptions = {},
+): Promise<Written | undefined> {
   const found = await repo.findMatches(
     db,
     userId,
     items.map((x) => x.guid),
     items.map((x) => x.hash),
   );
-  const plan = planUpsert(items, found.matches);
+  const plan = planUpsert(items, found.matches, options);
   const written = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
   return written && { plan, ...written };
 }
 
-/** matchAndWrite under the user's lock, where the compare-and-set cannot fail: for when others keep winning. */
-function matchAndWriteLocked(db: Db, userId: number, items: Item[]): Promise<Written> {
-  return withTransaction(db, async (tx) => {
-    await lockUser(tx, userId);
-    const written = await matchAndWrite(tx, userId, items);
-    if (!written) throw new Error('the user changed under its own row lock');
-    return written;
+/** matchAndWrite under the user's lock (taken by the caller), where the compare-and-set cannot fail. */
+export async function matchAndWriteLocked(
+  tx: Queryable,
+  userId: number,
+  items: Item[],
+  options: PlanOptions = {},
+): Promise<Written> {
+  const written = await matchAndWrite(tx, userId, items, options);
+  if (!written) throw new Error('the user changed under its own row lock');
+  return written;
+}
+
+/**
+ * Writes the items: all new in one statement if they are, else matched and written, again if another write
+ * of the user came in between, and under the user's lock if that happens twice.
+ */
+export async function writeItems(db: Db, userId: number, items: Item[], options: PlanOptions = {}): Promise<Written> {
+  return (
+    (await insertAllNew(db, userId, items)) ??
+    (await matchAndWrite(db, userId, items, options)) ??
+    (await matchAndWrite(db, userId, items, options)) ??
+    (await withTransaction(db, async (tx) => {
+      await lockUser(tx, userId);
+      return matchAndWriteLocked(tx, userId, items, options);
+    }))
+  );
+}
+
+/** Each input's outcome, in input order: its refusal, or the URL as stored and the record's guid. */
+export function outcomesOf(checked: (Item | Outcome)[], plan: Plan): Outcome[] {
+  let next = 0;
+  return checked.map((c): Outcome => {
+    if (!isItem(c)) return c;
+    const target = plan.targetOf[next++]!;
+    return { ok: true, url: target.keepsUrl ? target.feedUrl : c.feedUrl, guid: target.guid };
   });
 }
 
@@ -104,18 +139,9 @@ export async function subscribe(
   const checked = feeds.map(checkFeed);
   const items = checked.filter(isItem);
   if (items.length === 0) return { changedAt: undefined, outcomes: checked as Outcome[] };
-  const written =
-    (await insertAllNew(db, userId, items)) ??
-    (await matchAndWrite(db, userId, items)) ??
-    (await matchAndWrite(db, userId, items)) ??
-    (await matchAndWriteLocked(db, userId, items));
-  let next = 0;
-  const outcomes = checked.map((c): Outcome => {
-    if (!isItem(c)) return c;
-    return { ok: true, url: c.feedUrl, guid: written.plan.targetOf[next++]!.guid };
-  });
+  const written = await writeItems(db, userId, items);
   // The write noted the feeds nobody had: due for a first fetch, which the fetcher does, never this call.
-  return { changedAt: written.at, outcomes };
+  return { changedAt: written.at, outcomes: outcomesOf(checked, written.plan) };
 }
 
 // Unsubscribing, for protocols that sync by state (gpodder.net v2, Nextcloud).

@@ -65,25 +65,94 @@ test('a batch is stored and read back with only the fields clients parse, timest
   ]);
 });
 
-test('one invalid action is a 400 naming it, and nothing of the batch is stored', async () => {
+test('one bad action never blocks the rest: 200, the good ones stored, the bad one named with its index', async () => {
   const u = await t.user();
-  const good = play('ok', 10, '2026-11-20T10:00:00');
-  for (const [bad, why] of [
-    [{ ...good, action: 'listen' }, /action 1: action/],
-    [{ ...good, position: undefined }, /action 1: position/],
-    [{ ...good, position: -3 }, /action 1: position/],
-    [{ ...good, timestamp: '20.11.2026' }, /action 1: timestamp/],
-    [{ ...good, timestamp: '2026-02-30T10:00:00' }, /action 1: timestamp/],
-    [{ ...good, podcast: 'feed.xml' }, /action 1: podcast/],
-    [{ ...good, episode: undefined }, /action 1: episode/],
-    [{ ...good, device: 'bad id' }, /action 1: device/],
-    ['not an object', /action 1: not an object/],
-  ] as const) {
-    const r = await post(u, [good, bad]);
-    expectError(r, 400, why);
+  const good = (n: number) => play(`ok${n}`, 10, '2026-11-20T10:00:00');
+  const cases = [
+    [{ ...good(0), action: 'listen' }, /^action: one of/],
+    [{ ...good(0), position: undefined }, /^position/],
+    [{ ...good(0), position: -3 }, /^position/],
+    [{ ...good(0), position: -1 }, /^position/],
+    [{ ...good(0), timestamp: '20.11.2026' }, /^timestamp/],
+    [{ ...good(0), timestamp: '2026-02-30T10:00:00' }, /^timestamp/],
+    [{ ...good(0), podcast: 'feed.xml' }, /^podcast: No protocol present/],
+    [{ ...good(0), episode: undefined }, /^episode is required/],
+    [{ ...good(0), device: 'bad id' }, /^device/],
+    ['not an object', /^not an object/],
+  ] as const;
+  for (const [k, [bad, why]] of cases.entries()) {
+    const r = await post(u, [good(2 * k), bad, good(2 * k + 1)]);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      timestamp: expect.any(Number),
+      update_urls: [],
+      skipped: [{ index: 1, reason: expect.stringMatching(why) }],
+    });
   }
+  const stored = ((await get(u)).body.actions as { episode: string }[]).map((a) => a.episode);
+  expect(stored).toEqual(
+    cases.flatMap((_, k) => [`https://ep.example/ok${2 * k}.mp3`, `https://ep.example/ok${2 * k + 1}.mp3`]),
+  );
+  // A body that is not a list is still refused whole.
   expectError(await post(u, { not: 'a list' }), 400);
-  expect((await get(u)).body.actions).toEqual([]);
+});
+
+test('timestamps: no zone is UTC; a fraction, Z, an offset and +00:00 are honoured; out always UTC to the second', async () => {
+  const u = await t.user();
+  const r = await post(u, [
+    play('z1', 1, '2026-11-22T10:00:00'),
+    play('z2', 2, '2026-11-22T10:00:00.750'),
+    play('z3', 3, '2026-11-22T10:00:00Z'),
+    play('z4', 4, '2026-11-22T10:00:00+02:00'),
+    play('z5', 5, '2026-11-22T10:00:00+00:00'),
+    play('z6', 6, '2026-11-22T10:00:00.123456-05:30'),
+    { ...play('z7', 7, ''), action: 'PLAY' },
+  ]);
+  expect(r.status).toBe(200);
+  expect(r.body.skipped).toBeUndefined();
+  const times = Object.fromEntries(
+    ((await get(u)).body.actions as { episode: string; timestamp: string; action: string }[]).map((a) => [
+      a.episode.slice(-6, -4),
+      [a.timestamp, a.action],
+    ]),
+  );
+  expect(times.z1).toEqual(['2026-11-22T10:00:00', 'play']);
+  expect(times.z2).toEqual(['2026-11-22T10:00:00', 'play']);
+  expect(times.z3).toEqual(['2026-11-22T10:00:00', 'play']);
+  expect(times.z4).toEqual(['2026-11-22T08:00:00', 'play']);
+  expect(times.z5).toEqual(['2026-11-22T10:00:00', 'play']);
+  expect(times.z6).toEqual(['2026-11-22T15:30:00', 'play']);
+  // An empty timestamp is the time received; upper-case actions come back in lower case.
+  expect(times.z7![1]).toBe('play');
+  expect(Math.abs(Date.parse(`${times.z7![0]}Z`) - Date.now())).toBeLessThan(10_000);
+});
+
+test('the Nextcloud route takes the same batches: a bad action skipped, the rest stored', async () => {
+  const u = await t.user();
+  const r = await as(t, u).post('/index.php/apps/gpoddersync/episode_action/create', [
+    { ...play('nc1', 10, '2026-11-22T10:00:00+00:00'), action: 'PLAY' },
+    { ...play('nc2', 10, '2026-11-22T10:00:00'), action: 'skip' },
+  ]);
+  expect(r.status).toBe(200);
+  expect(r.body).toEqual({ timestamp: expect.any(Number), skipped: [{ index: 1, reason: expect.any(String) }] });
+  const back = await as(t, u).get('/index.php/apps/gpoddersync/episode_action?since=0');
+  expect(back.body.actions.map((a: { episode: string }) => a.episode)).toEqual(['https://ep.example/nc1.mp3']);
+});
+
+test('aggregated: a delete after a play does not hide the play position (latest per episode and action type)', async () => {
+  const u = await t.user();
+  await post(u, [
+    play('d', 100, '2026-11-20T10:00:00'),
+    play('d', 300, '2026-11-20T10:30:00'),
+    { ...play('d', 0, '2026-11-20T11:00:00'), action: 'delete', position: undefined },
+    { ...play('d', 0, '2026-11-20T09:00:00'), action: 'download', position: undefined },
+  ]);
+  const latest = (await get(u, '?aggregated=true')).body.actions as { action: string; position?: number }[];
+  expect(latest.map((a) => [a.action, a.position]).sort()).toEqual([
+    ['delete', undefined],
+    ['download', undefined],
+    ['play', 300],
+  ]);
 });
 
 test('a batch retried after a timeout stores nothing twice; a missing timestamp is the time received', async () => {
