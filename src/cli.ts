@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { AuthCache } from './auth/cache';
 import * as accounts from './auth/accounts';
 import * as auth from './auth/service';
+import * as deletions from './deletions/service';
 import { loadConfig } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
@@ -115,6 +116,34 @@ user
   .action(async (name: string) => {
     await withDatabase((ctx) => auth.removeUser(ctx, name));
     console.log(`User ${name} removed`);
+  });
+user
+  .command('start-over')
+  .argument('<name>')
+  .option('--yes', 'do not ask: the user has downloaded what they want to keep')
+  .description(
+    "forget a user's subscriptions and episode actions, without sending removals to their apps (each app " +
+      'uploads its own list again at its next full sync); the account, devices and app passwords stay',
+  )
+  .action(async (name: string, opts: { yes?: boolean }) => {
+    if (opts.yes !== true) {
+      if (!process.stdin.isTTY) throw new InvalidInput('Give --yes to start over without a terminal to confirm on');
+      const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+      const typed = await new Promise<string>((resolve) =>
+        rl.question(
+          `This forgets every subscription and episode action of ${name} (export first: OPML with the web page). Type the username to go on: `,
+          (answer) => {
+            rl.close();
+            resolve(answer.trim());
+          },
+        ),
+      );
+      if (typed !== name) throw new InvalidInput('Not confirmed: nothing was changed');
+    }
+    const done = await withDatabase(async (ctx) => deletions.startOver(ctx.db, await userIdOf(ctx, name)));
+    console.log(
+      `${name} starts over: ${done.records} subscription records and ${done.actions} episode actions forgotten`,
+    );
   });
 user
   .command('list')

@@ -80,3 +80,8 @@ export async function markSubscriptionDeleted(
   );
   return r.rowCount === 1;
 }
+
+/** Removes every deletion request of the user (their records are gone). */
+export async function deleteAllRequests(tx: Queryable, userId: number): Promise<void> {
+  await tx.query('DELETE FROM deletions WHERE user_id = $1', [userId]);
+}

@@ -144,6 +144,17 @@ export async function findActions(
   return { readAt: first.read_at, rows: r.rows.filter((x) => x.id !== null) };
 }
 
+/** Removes every action of the user; returns how many. */
+export async function deleteAllActions(tx: Queryable, userId: number): Promise<number> {
+  const r = await tx.query<{ n: number }>(
+    `WITH latest AS (DELETE FROM episode_latest WHERE user_id = $1),
+          gone AS (DELETE FROM episode_actions WHERE user_id = $1 RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [userId],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
 /** Removes the actions of a record's podcast (by the record, and by any URL the record has had). */
 export async function deleteActionsOf(db: Queryable, userId: number, subscriptionId: number): Promise<void> {
   await db.query(

@@ -163,3 +163,6 @@ export async function recentPlays(
   const rows = await repo.recentPlays(db, userId, limit);
   return rows.map((x) => ({ ...storedOf(x), podcastTitle: x.podcast_title }));
 }
+
+/** Forgets every action of the user (a start-over, in the caller's transaction); returns how many. */
+export const forgetAll = (tx: Queryable, userId: number): Promise<number> => repo.deleteAllActions(tx, userId);

@@ -169,3 +169,35 @@ export async function liveRecordsWithUrl(
   );
   return r.rows;
 }
+
+/** Removes every record of the user, with their guid and URL history and moves (cascade); returns how many. */
+export async function deleteAllRecords(tx: Queryable, userId: number): Promise<number> {
+  const r = await tx.query<{ n: number }>(
+    `WITH gone AS (DELETE FROM subscriptions WHERE user_id = $1 RETURNING 1),
+          counted AS (UPDATE users SET record_count = 0 WHERE id = $1)
+     SELECT count(*)::int AS n FROM gone`,
+    [userId],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+export type LiveWithFeedRow = SubscriptionRow & {
+  title: string | null;
+  podcast_guid: string | null;
+  moved_to: string | null;
+  actions: number;
+};
+
+/** The user's records that are not deleted, with what the fetcher learnt of their feeds and their actions' count. */
+export async function liveWithFeeds(db: Queryable, userId: number): Promise<LiveWithFeedRow[]> {
+  const r = await db.query<LiveWithFeedRow>(
+    `SELECT s.id, s.guid, s.feed_url, s.url_hash, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
+            s.changed, f.title, f.podcast_guid, f.moved_to,
+            (SELECT count(*)::int FROM episode_actions a WHERE a.user_id = s.user_id AND a.subscription_id = s.id) AS actions
+       FROM subscriptions s LEFT JOIN feeds f ON f.url_hash = s.url_hash
+      WHERE s.user_id = $1 AND s.deleted IS NULL
+      ORDER BY s.id`,
+    [userId],
+  );
+  return r.rows;
+}

@@ -228,3 +228,9 @@ export async function recordsOfFeed(
 /** The id of the user's record that has (or had) the URL with this key, if any. */
 export const recordIdByUrlHash = (db: Queryable, userId: number, hash: string): Promise<number | undefined> =>
   repo.findUrlOwner(db, userId, hash);
+
+/**
+ * Forgets every record of the user, in the caller's transaction (under the user's lock): no record is
+ * left unsubscribed or deleted, so apps syncing by `since` are sent no removal. Returns how many.
+ */
+export const forgetAll = (tx: Queryable, userId: number): Promise<number> => repo.deleteAllRecords(tx, userId);

@@ -2,6 +2,7 @@
 // upload of what it added and removed (changes.ts), reading (lists.ts), one record at a time (records.ts).
 // The files behind it import each other, never this one.
 export * from './changes';
+export * from './duplicates';
 export * from './lists';
 export * from './records';
 export * from './subscribe';

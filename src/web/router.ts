@@ -5,6 +5,7 @@ import * as auth from '../auth/service';
 import { clientKey, type AuthLimits } from '../http/limits';
 import { route } from '../http/method';
 import { accountRoutes } from './account';
+import { duplicateRoutes } from './duplicates';
 import { adminRoutes } from './admin';
 import { again, PageError, pageErrors } from './errors';
 import { flowRoutes } from './flow';
@@ -18,6 +19,7 @@ import {
   signedIn,
   startSession,
 } from './session';
+import { startOverRoutes } from './start-over';
 import { opmlUpload, subscriptionRoutes } from './subscriptions';
 import { render, STATIC_DIR, type Notice } from './views';
 
@@ -117,7 +119,14 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
   r.use('/web', signedIn);
   r.use('/web/opml', opmlUpload(ctx));
   r.use('/web', checkCsrf);
-  r.use(subscriptionRoutes(ctx), accountRoutes(ctx), adminRoutes(ctx), flowRoutes(ctx));
+  r.use(
+    subscriptionRoutes(ctx),
+    duplicateRoutes(ctx),
+    accountRoutes(ctx),
+    startOverRoutes(ctx),
+    adminRoutes(ctx),
+    flowRoutes(ctx),
+  );
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');
   });

@@ -1,83 +1,20 @@
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { as, type TestApp } from '../helpers/app';
+import { browserWorld, check, submit, text } from '../helpers/browser';
 
-// The web page in a real browser: Debian's Chromium (installed by .ci/run), driven by puppeteer-core.
-// Every step saves a screenshot (SCREENSHOT_DIR, else a temporary folder); every page is checked with
-// axe-core, and a serious or critical violation fails the test.
+// The web page in a real browser (test/helpers/browser.ts): every step saves a screenshot and is checked
+// with axe-core.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = process.env.SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'castsync-screenshots');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
+const world = browserWorld();
 let t: TestApp;
-let server: http.Server;
 let origin: string;
-let browser: Browser;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  t = await testApp();
-  server = http.createServer(t.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-  });
+beforeAll(() => {
+  ({ t, origin } = world);
 });
-afterAll(async () => {
-  await browser?.close();
-  await new Promise((resolve) => server?.close(resolve));
-  await t?.close();
-});
-
-type Violation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
-
-/** axe-core on the page as it is now: the serious and critical violations. */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(() =>
-    (globalThis as unknown as { axe: { run: () => Promise<{ violations: Violation[] }> } }).axe.run(),
-  );
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
-
-/** A screenshot of the page, and its accessibility check. */
-async function check(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  expect(await accessibilityProblems(page)).toEqual([]);
-}
-
-async function newPage(width = 1280, height = 800): Promise<Page> {
-  const page = await (await browser.createBrowserContext()).newPage();
-  await page.setViewport({ width, height });
-  page.on('dialog', (d) => {
-    throw new Error(`the page opened a dialog: ${d.message()}`);
-  });
-  return page;
-}
-
-async function submit(page: Page, selector: string): Promise<number> {
-  const [response] = await Promise.all([page.waitForNavigation(), page.click(selector)]);
-  return response!.status();
-}
-
-async function signIn(page: Page, u: TestUser, then = '/'): Promise<number> {
-  await page.goto(origin + then);
-  await page.type('#username', u.name);
-  await page.type('#password', u.password);
-  return submit(page, 'form[action="/web/sign-in"] button');
-}
-
-const text = (page: Page, selector: string) => page.$$eval(selector, (els) => els.map((e) => e.textContent?.trim()));
+const newPage = world.newPage;
+const signIn = world.signIn;
 
 test('a wrong password is told, on an accessible sign-in page', async () => {
   const u = await t.user('browser');

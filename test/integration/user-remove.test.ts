@@ -53,6 +53,10 @@ test('user remove leaves no row with that user id in any table', async () => {
     { podcast: 'https://example.com/a', episode: 'https://example.com/a/1.mp3', action: 'play', position: 5 },
   ]);
   expect(played.status).toBe(200);
+  // An upload with something skipped: a report for the Devices page.
+  expect((await api.post(`/api/2/subscriptions/${u.name}/phone.json`, { add: ['not a url'], remove: [] })).status).toBe(
+    200,
+  );
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);

@@ -98,6 +98,26 @@ describe('embedded PostgreSQL and the CLI', () => {
     expect(cli(['migrate'], env)).toMatchObject({ status: 0, stdout: 'Database schema is up to date\n' });
   });
 
+  test('start-over forgets the list and plays, after --yes only (no terminal to confirm on)', async () => {
+    const s = server!;
+    expect(cli(['user', 'add', 'carol', '--password-stdin'], env, 'carol-password\n').status).toBe(0);
+    const carol = basicAuth('carol', 'carol-password');
+    await call(s.origin, 'POST', '/v1/subscriptions', carol, {
+      subscriptions: [{ feed_url: 'https://embedded.example/reset.xml' }],
+    });
+    const unconfirmed = cli(['user', 'start-over', 'carol'], env);
+    expect(unconfirmed.status).toBe(1);
+    expect(unconfirmed.stderr).toMatch(/Give --yes/);
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', carol)).body.total).toBe(1);
+    const done = cli(['user', 'start-over', 'carol', '--yes'], env);
+    expect(done).toMatchObject({
+      status: 0,
+      stdout: 'carol starts over: 1 subscription records and 0 episode actions forgotten\n',
+    });
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', carol)).body.total).toBe(0);
+    expect(cli(['user', 'remove', 'carol'], env).status).toBe(0);
+  });
+
   test('SIGTERM stops the server and its PostgreSQL cleanly within 10 s; data survives a restart', async () => {
     const { code, ms } = await stopServer(server!);
     server = undefined;

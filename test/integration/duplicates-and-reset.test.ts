@@ -1,0 +1,167 @@
+import request from 'supertest';
+import { checkFeedUrl, urlHash } from '../../src/subscriptions/urls';
+import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { csrfOf, signedInAgent } from '../helpers/web';
+
+// A way out of a mess: merging records that are the same feed, and starting over without sending removals.
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+/** What the fetcher would have learnt of a feed. */
+async function fetched(url: string, facts: { title?: string; podcastGuid?: string; movedTo?: string }) {
+  const c = checkFeedUrl(url);
+  if (!c.ok) throw new Error(url);
+  await t.db.query(
+    `INSERT INTO feeds (url_hash, feed_url, title, podcast_guid, moved_to, fetched_at) VALUES ($1, $2, $3, $4, $5, now())
+     ON CONFLICT (url_hash) DO UPDATE SET title = $3, podcast_guid = $4, moved_to = $5, fetched_at = now()`,
+    [urlHash(c.key), url, facts.title ?? null, facts.podcastGuid ?? null, facts.movedTo ?? null],
+  );
+}
+
+const gpodderPull = (u: TestUser, since: number) =>
+  request(t.app).get(`/api/2/subscriptions/${u.name}/phone.json?since=${since}`).set('Authorization', u.basic);
+
+describe('duplicates', () => {
+  test('found by podcast guid, by a move and by title on one host; merged into the kept record', async () => {
+    const u = await t.user();
+    const urls = {
+      a: 'https://dup.example/a.xml',
+      b: 'https://cdn.dup.example/a.xml',
+      c: 'https://dup.example/c.xml',
+      d: 'https://dup.example/d.xml',
+      f: 'https://same.example/f.xml',
+      g: 'https://same.example/g.xml',
+      e: 'https://alone.example/e.xml',
+    };
+    await as(t, u).post('/v1/subscriptions', { subscriptions: Object.values(urls).map((feed_url) => ({ feed_url })) });
+    await fetched(urls.a, { title: 'Show A', podcastGuid: '917393e3-1b1e-5cef-ace4-edaa54e1f810' });
+    await fetched(urls.b, { title: 'Show A (CDN)', podcastGuid: '917393e3-1b1e-5cef-ace4-edaa54e1f810' });
+    await fetched(urls.c, { title: 'Old C', movedTo: urls.d });
+    await fetched(urls.f, { title: 'The  Same Show' });
+    await fetched(urls.g, { title: 'the same show' });
+    await fetched(urls.e, { title: 'Alone' });
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      {
+        podcast: urls.b,
+        episode: 'https://cdn.dup.example/1.mp3',
+        action: 'play',
+        position: 42,
+        timestamp: '2026-11-22T10:00:00',
+      },
+    ]);
+    const guidOf = async (url: string) =>
+      ((await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string; guid: string }[]).find(
+        (s) => s.feed_url === url,
+      )!.guid;
+    const [guidA, guidB] = [await guidOf(urls.a), await guidOf(urls.b)];
+
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const page = await agent.get('/web/duplicates');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Why: the same podcast guid.');
+    expect(page.text).toContain('Why: the feed moved to the other URL.');
+    expect(page.text).toContain('Why: the same title on the same host.');
+    expect(page.text).not.toContain(urls.e);
+
+    const mark = (await gpodderPull(u, 0)).body.timestamp as number;
+    await new Promise((r) => setTimeout(r, 1100));
+    const merged = await agent
+      .post('/web/duplicates/merge')
+      .type('form')
+      .send({ _csrf: csrf, keep: guidA, merge: guidB });
+    expect(merged.status).toBe(200);
+    expect(merged.text).toContain('Merged 1 into one record.');
+    expect(merged.text).not.toContain('Why: the same podcast guid.');
+
+    // The OPA view: one record, reached by either guid; the plays follow it.
+    const list = (await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string }[];
+    expect(list.map((s) => s.feed_url)).not.toContain(urls.b);
+    expect((await as(t, u).get(`/v1/subscriptions/${guidB}`)).body.feed_url).toBe(urls.a);
+    const plays = await as(t, u).get(`/api/2/episodes/${u.name}.json?podcast=${encodeURIComponent(urls.a)}`);
+    expect(plays.body.actions.map((a: { position: number }) => a.position)).toEqual([42]);
+    // Apps syncing by URL are told once to remove the merged-away URL.
+    const pull = await gpodderPull(u, mark);
+    expect(pull.body.remove).toEqual([urls.b]);
+    expect(pull.body.add).toContain(urls.a);
+    // Once: a change a few seconds later moves T past the merge (T may repeat the last second or two).
+    await new Promise((r) => setTimeout(r, 2100));
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://later.example/x.xml' }] });
+    const later = await gpodderPull(u, pull.body.timestamp + 1);
+    expect(later.body.remove).toEqual([urls.b]);
+    expect((await gpodderPull(u, later.body.timestamp + 1)).body.remove).toEqual([]);
+    // An app that still sends the old URL reaches the kept record: no duplicate comes back.
+    const again = await as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, { add: [urls.b], remove: [] });
+    expect(again.body.update_urls).toEqual([[urls.b, urls.a]]);
+    expect((await as(t, u).get('/v1/subscriptions')).body.total).toBe(7);
+  });
+
+  test("another user's record cannot be merged, nor a record with itself", async () => {
+    const u = await t.user();
+    const v = await t.user();
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://mine.example/1.xml' }] });
+    await as(t, v).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://theirs.example/1.xml' }] });
+    const mine = (await as(t, u).get('/v1/subscriptions')).body.subscriptions[0].guid as string;
+    const theirs = (await as(t, v).get('/v1/subscriptions')).body.subscriptions[0].guid as string;
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const other = await agent
+      .post('/web/duplicates/merge')
+      .type('form')
+      .send({ _csrf: csrf, keep: mine, merge: theirs });
+    expect(other.status).toBe(404);
+    const self = await agent.post('/web/duplicates/merge').type('form').send({ _csrf: csrf, keep: mine, merge: mine });
+    expect(self.status).toBe(400);
+    expect(self.text).toContain('Choose at least one other record');
+    expect((await as(t, v).get('/v1/subscriptions')).body.total).toBe(1);
+  });
+});
+
+describe('start over', () => {
+  test('forgets the list and the plays without sending removals; the apps upload theirs again', async () => {
+    const u = await t.user();
+    await as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, {
+      add: ['https://reset.example/1.xml', 'https://reset.example/2.xml'],
+      remove: [],
+    });
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      { podcast: 'https://reset.example/1.xml', episode: 'https://reset.example/1.mp3', action: 'download' },
+    ]);
+    const mark = (await gpodderPull(u, 0)).body.timestamp as number;
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const page = await agent.get('/web/start-over');
+    expect(page.text).toContain('href="/web/opml"');
+    const wrong = await agent.post('/web/start-over').type('form').send({ _csrf: csrf, confirm: 'someone-else' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain('Type your username exactly to confirm: nothing was changed.');
+    expect((await as(t, u).get('/v1/subscriptions')).body.total).toBe(2);
+
+    const done = await agent
+      .post('/web/start-over')
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), confirm: u.name });
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('2 subscription records and 1 episode action forgotten');
+    expect((await as(t, u).get('/v1/subscriptions')).body.total).toBe(0);
+    // No removal reaches the apps, whatever since they sync from.
+    for (const since of [0, mark]) {
+      const pull = await gpodderPull(u, since);
+      expect({ add: pull.body.add, remove: pull.body.remove }).toEqual({ add: [], remove: [] });
+    }
+    expect((await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions).toEqual([]);
+    // A full sync of the app puts its list back.
+    await as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, {
+      add: ['https://reset.example/2.xml'],
+      remove: [],
+    });
+    expect(
+      (await as(t, u).get('/v1/subscriptions')).body.subscriptions.map((s: { feed_url: string }) => s.feed_url),
+    ).toEqual(['https://reset.example/2.xml']);
+    // The account stays: devices too.
+    expect((await as(t, u).get(`/api/2/devices/${u.name}.json`)).body.map((d: { id: string }) => d.id)).toEqual([
+      'phone',
+    ]);
+  });
+});
