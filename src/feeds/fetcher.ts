@@ -6,6 +6,7 @@ import { addJob } from '../jobs/queue';
 import type { Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
 import { podcastGuid, urlHashOf } from '../subscriptions/urls';
+import { discoverNewFeeds, noteFeeds } from './discover';
 import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
 import { fetches, fetchSeconds } from './metrics';
 import { FeedParseError, parseFeed } from './parse';
@@ -65,7 +66,7 @@ async function applyLearnt(db: Db, feedUrl: string, declaredGuid: string | null,
     if (movedTo) await subscriptions.moveFeed(db, record.userId, record.guid, record.feedUrl, movedTo);
   }
   // The new home is a feed to know; the next look for due feeds finds it.
-  if (movedTo) await subscriptions.noteFeeds(db, [movedTo]);
+  if (movedTo) await noteFeeds(db, [movedTo]);
 }
 
 /** Fetches one feed and stores the outcome; never throws for a feed's own faults. */
@@ -159,6 +160,8 @@ export async function fetchDueFeeds(
   const counts: Record<string, number> = {};
   const until = Date.now() + budgetMs;
   while (!signal.aborted && Date.now() < until) {
+    // Feeds subscribed to while a long run goes on are found between its batches.
+    await discoverNewFeeds(ctx.db);
     const due = await repo.claimDue(ctx.db, s.concurrency * 4, LEASE_SECONDS);
     if (due.length === 0) break;
     await politely(due, s, async (feed) => {
@@ -173,14 +176,14 @@ export async function fetchDueFeeds(
   return counts;
 }
 
-/** How often a worker looks for feeds that came due: a feed nobody had is due at once when it is noted. */
+/** How often a worker looks for new feeds and for feeds that came due (a new feed is due at once). */
 const LOOK_MS = 1000;
 
 /**
- * The fetcher as the worker runs it: every minute, and within a second of a feed coming due, which a feed
- * nobody had is when someone subscribes to it. The look is one indexed query a second while no fetch is
- * running here; it needs no word from the request that noted the feed, so it sees the feeds
- * that other processes noted as well.
+ * The fetcher as the worker runs it: every minute, and within a second or two of a feed coming due. Each
+ * second while no fetch runs here it looks for new feeds (the records changed since its last look: a scan
+ * of the users table, and a query per user who changed something) and for due feeds (one probe of an
+ * index). It needs no word from the request that subscribed, so it finds what other processes wrote too.
  */
 export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foreground: Foreground }): TaskList {
   const settings = fetcherSettings(ctx.config);
@@ -190,8 +193,8 @@ export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foregro
     if (looking || running || stopping.signal.aborted) return;
     looking = true;
     // Queuing is idempotent: the job key names one waiting job, whichever process queued it.
-    repo
-      .anyDue(ctx.db)
+    discoverNewFeeds(ctx.db)
+      .then(() => repo.anyDue(ctx.db))
       .then(async (due) => {
         if (due) await addJob(ctx.db, FETCH_TASK, {}, { jobKey: FETCH_TASK, queue: 'feeds', maxAttempts: 1 });
       })

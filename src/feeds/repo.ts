@@ -25,6 +25,45 @@ export type FeedRow = {
 const COLUMNS = `url_hash, feed_url, title, description, link, artwork_url, author, language, podcast_guid, moved_to,
   etag, last_modified, fetched_at, failures, last_error`;
 
+/** Adds the feeds not yet known (keys and URLs, pairwise), due at once; returns how many were new. */
+export async function addFeeds(db: Queryable, hashes: string[], urls: string[]): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `WITH noted AS (
+       INSERT INTO feeds (url_hash, feed_url)
+       SELECT * FROM unnest($1::uuid[], $2::text[]) ORDER BY 1
+       ON CONFLICT (url_hash) DO NOTHING
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM noted`,
+    [arrayLiteral(hashes), arrayLiteral(urls)],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+/** Users whose records changed since the fetcher last looked: the stamp it looked up to, and their last change. */
+export async function usersToLookAt(
+  db: Queryable,
+  limit: number,
+): Promise<{ user_id: number; noted_until: Date | null; last_change: Date }[]> {
+  const r = await db.query<{ user_id: number; noted_until: Date | null; last_change: Date }>(
+    `SELECT u.id AS user_id, d.noted_until, u.last_change
+       FROM users u LEFT JOIN feed_discovery d ON d.user_id = u.id
+      WHERE d.noted_until IS NULL OR u.last_change > d.noted_until
+      ORDER BY u.last_change
+      LIMIT $1`,
+    [limit],
+  );
+  return r.rows;
+}
+
+/** The fetcher has looked at the user's records up to this stamp. */
+export async function lookedAt(db: Queryable, userId: number, until: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO feed_discovery (user_id, noted_until) VALUES ($1, $2)
+     ON CONFLICT (user_id) DO UPDATE SET noted_until = greatest(feed_discovery.noted_until, excluded.noted_until)`,
+    [userId, until],
+  );
+}
+
 /** Whether any feed is due for a fetch now (one probe of the schedule's index). */
 export async function anyDue(db: Queryable): Promise<boolean> {
   const r = await db.query<{ due: boolean }>('SELECT EXISTS (SELECT 1 FROM feeds WHERE next_fetch_at <= now()) AS due');

@@ -143,3 +143,18 @@ export async function subscribedFeeds(db: Queryable, userId: number): Promise<st
   );
   return r.rows.map((x) => x.feed_url);
 }
+
+/** The current URLs of the user's live records changed after `after` (all without it) and at or before `until`. */
+export async function urlsChangedBetween(
+  db: Queryable,
+  userId: number,
+  after: Date | null,
+  until: Date,
+): Promise<string[]> {
+  const r = await db.query<{ feed_url: string }>(
+    `SELECT DISTINCT feed_url FROM subscriptions
+      WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity') AND changed <= $3 AND deleted IS NULL`,
+    [userId, after, until],
+  );
+  return r.rows.map((x) => x.feed_url);
+}

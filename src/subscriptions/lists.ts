@@ -83,3 +83,10 @@ export async function browse(
     })),
   };
 }
+
+/**
+ * The URLs of the user's live records changed after `after` and up to `until` (a change stamp the user has
+ * committed): for the feed fetcher, which finds new feeds by looking at what changed.
+ */
+export const urlsChangedBetween = (db: Queryable, userId: number, after: Date | null, until: Date): Promise<string[]> =>
+  repo.urlsChangedBetween(db, userId, after, until);

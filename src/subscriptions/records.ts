@@ -3,7 +3,6 @@ import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { Deleted, InvalidInput, NotFound } from '../errors';
 import type { ListedRow } from './list-repo';
 import type { SubscriptionRow } from './repo';
-import { noteFeeds } from './subscribe';
 import * as repo from './record-repo';
 import type { SubscriptionRecord } from './types';
 import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
@@ -175,10 +174,8 @@ async function changeRecord(
     await lockUser(tx, userId);
     const row = await liveRecord(tx, userId, guid);
     const checked = decide(row);
-    const report: ChangeReport = checked ? await applyChange(tx, userId, row, checked) : {};
-    // A new URL is a feed to know, in the same transaction as the change.
-    if (report.feedUrl !== undefined) await noteFeeds(tx, [report.feedUrl]);
-    return report;
+    // A new URL is found by the feed fetcher, as every changed record is.
+    return checked ? applyChange(tx, userId, row, checked) : {};
   });
 }
 

@@ -18,31 +18,6 @@ export type SubscriptionRow = {
   changed: Date;
 };
 
-/**
- * SQL (CTE): notes the feeds of the (key, URL) array pairs at the given parameters in the feeds table, the
- * feed fetcher's schedule, if nobody had them (due at once: the fetcher finds them within a second), and if
- * the statement's `stamp` CTE has a row (a write that did not happen notes nothing); returns a row per new
- * feed. Every subscription write includes it, so a subscribed feed is never unknown to the fetcher. In key
- * order: two writes that share new feeds take their index entries in the same order, and cannot deadlock.
- */
-const NOTE_NEW_FEEDS = (...pairs: [hashParam: number, urlParam: number][]) => `INSERT INTO feeds (url_hash, feed_url)
-    SELECT f.url_hash, f.feed_url
-      FROM stamp CROSS JOIN (${pairs
-        .map(([h, u]) => `SELECT * FROM unnest($${h}::uuid[], $${u}::text[]) AS x (url_hash, feed_url)`)
-        .join(' UNION ALL ')}) f
-     ORDER BY f.url_hash
-    ON CONFLICT (url_hash) DO NOTHING
-    RETURNING 1`;
-
-/** Notes these feeds for the fetcher (keys and URLs, pairwise) if nobody had them; returns how many were new. */
-export async function noteFeeds(db: Queryable, hashes: string[], urls: string[]): Promise<number> {
-  const r = await db.query(
-    `WITH stamp AS (SELECT 1), noted AS (${NOTE_NEW_FEEDS([1, 2])}) SELECT count(*)::int AS n FROM noted`,
-    [arrayLiteral(hashes), arrayLiteral(urls)],
-  );
-  return (r.rows[0] as { n: number }).n;
-}
-
 /** A record's columns, for statements that read whole records (alias s). */
 export const COLUMNS =
   's.id, s.guid, s.feed_url, s.url_hash, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
@@ -137,10 +112,9 @@ const INSERT_CREATED = (
      ORDER BY new.ord`;
 
 /** What a POST's write did: its change stamp, and how many of its feeds castsync did not know before. */
-export type Written = { at: Date; newFeeds: number };
-type WrittenRow = { at: Date | null; new_feeds: number };
-const writtenOf = (row: WrittenRow | undefined): Written | undefined =>
-  row?.at ? { at: row.at, newFeeds: row.new_feeds } : undefined;
+export type Written = { at: Date };
+type WrittenRow = { at: Date | null };
+const writtenOf = (row: WrittenRow | undefined): Written | undefined => (row?.at ? { at: row.at } : undefined);
 
 /** A record named by its id, or, for one the same statement creates, by its guid. */
 export type RecordRef = { id: number | null; newGuid: string | null };
@@ -169,8 +143,7 @@ export const isExistingFeed = (err: unknown): boolean => {
  * CONFLICT_SQLSTATE for an earlier guid or other URL), writing nothing, and the caller matches instead.
  * Probing first would cost two index lookups per feed on every POST. The stamp is taken only if nothing
  * changed since the statement's snapshot, so that the history lookup still holds.
- * Returns the stamp (and the number of feeds new to castsync), or undefined when another write of the user
- * came in between.
+ * Returns the stamp, or undefined when another write of the user came in between.
  */
 export async function insertIfAllNew(
   db: Queryable,
@@ -186,9 +159,8 @@ export async function insertIfAllNew(
                   OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
                 ELSE false END AS hit),
        stamp AS (${STAMP_IF_UNCHANGED(2)}),
-       created AS (${INSERT_CREATED(2)}),
-       noted AS (${NOTE_NEW_FEEDS([4, 3])})
-     SELECT at, (SELECT count(*)::int FROM noted) AS new_feeds, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
+       created AS (${INSERT_CREATED(2)})
+     SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
     values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged')],
   });
   return writtenOf(r.rows[0]);
@@ -199,7 +171,7 @@ export async function insertIfAllNew(
  * re-subscribed records and their guid and URL history. It is a compare-and-set: the stamp is taken,
  * under the user's row lock, only if the user's last change is still `lastChange` (what the matches were
  * read at); otherwise nothing is written and undefined is returned, and the caller plans again.
- * A new feed costs one row in subscriptions, and one in feeds if nobody had it.
+ * A new feed costs one row in subscriptions; the feed fetcher finds it there (src/feeds/discover.ts).
  */
 export async function writeSubscriptions(
   tx: Queryable,
@@ -229,9 +201,8 @@ export async function writeSubscriptions(
          INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
          SELECT $1, other.url_hash, coalesce(other.id, c.id), other.feed_url
            FROM stamp CROSS JOIN unnest($14::bigint[], $15::uuid[], $16::uuid[], $17::text[]) AS other (id, new_guid, url_hash, feed_url)
-           LEFT JOIN created c ON c.guid = other.new_guid),
-       noted AS (${NOTE_NEW_FEEDS([5, 4], [16, 17])})
-     SELECT at, (SELECT count(*)::int FROM noted) AS new_feeds FROM stamp`,
+           LEFT JOIN created c ON c.guid = other.new_guid)
+     SELECT at FROM stamp`,
     values: [
       userId,
       lastChange,

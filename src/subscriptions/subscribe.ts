@@ -4,9 +4,9 @@ import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './pl
 import * as repo from './repo';
 import * as recordRepo from './record-repo';
 import type { FeedInput, Outcome } from './types';
-import { checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
+import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
 
-// Subscribing and unsubscribing, and noting feeds for the fetcher (the seam is service.ts).
+// Subscribing and unsubscribing (the seam is service.ts). The feed fetcher finds new feeds by itself.
 
 // Subscribing.
 
@@ -140,7 +140,6 @@ export async function subscribe(
   const items = checked.filter(isItem);
   if (items.length === 0) return { changedAt: undefined, outcomes: checked as Outcome[] };
   const written = await writeItems(db, userId, items);
-  // The write noted the feeds nobody had: due for a first fetch, which the fetcher does, never this call.
   return { changedAt: written.at, outcomes: outcomesOf(checked, written.plan) };
 }
 
@@ -169,19 +168,4 @@ export async function unsubscribe(
     return stamp;
   });
   return { changedAt, stored };
-}
-
-/**
- * Notes feeds for the feed fetcher: a feed nobody had is due for its first fetch at once. One statement
- * whatever the number; feeds already known cost an index probe each. Returns how many were new.
- * (Subscription writes note their feeds in their own statement; this is for a feed's new home.)
- */
-export async function noteFeeds(db: Queryable, urls: string[]): Promise<number> {
-  const byHash = new Map<string, string>();
-  for (const url of urls) {
-    const hash = urlHashOf(url);
-    if (hash !== undefined && !byHash.has(hash)) byHash.set(hash, url);
-  }
-  if (byHash.size === 0) return 0;
-  return repo.noteFeeds(db, [...byHash.keys()], [...byHash.values()]);
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { as, type TestApp } from '../helpers/app';
 import { browserWorld, check, submit, text } from '../helpers/browser';
+import { feedLearnt } from '../helpers/feeds';
 
 // The web page in a real browser (test/helpers/browser.ts): every step saves a screenshot and is checked
 // with axe-core.
@@ -40,7 +41,7 @@ test('sign in, add a feed, see it, unsubscribe; OPML into a second user; sign ou
     await page.type('#feed_url', url);
     expect(await submit(page, 'form[action="/web/subscriptions"] button')).toBe(200);
   }
-  await t.db.query(`UPDATE feeds SET title = 'Two: a podcast' WHERE feed_url = 'https://browser.example/two.xml'`);
+  await feedLearnt(t.db, 'https://browser.example/two.xml', { title: 'Two: a podcast' });
   await page.goto(`${origin}/web/subscriptions`);
   expect(await text(page, '.feed .title')).toEqual(['https://browser.example/one.xml', 'Two: a podcast']);
   await check(page, 'subscriptions');
@@ -114,9 +115,7 @@ test('a form posted without its CSRF token is refused; a hostile feed title stay
   await signIn(page, u);
   await page.type('#feed_url', 'https://hostile.example/feed');
   await submit(page, 'form[action="/web/subscriptions"] button');
-  await t.db.query(
-    `UPDATE feeds SET title = '<img src=x onerror=alert(1)>' WHERE feed_url = 'https://hostile.example/feed'`,
-  );
+  await feedLearnt(t.db, 'https://hostile.example/feed', { title: '<img src=x onerror=alert(1)>' });
   await page.goto(`${origin}/web/subscriptions`);
   expect(await text(page, '.feed .title')).toEqual(['<img src=x onerror=alert(1)>']);
   expect(await page.$$('.feed .title img')).toEqual([]);

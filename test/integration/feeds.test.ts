@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { loadConfig } from '../../src/config';
+import { discoverNewFeeds } from '../../src/feeds/discover';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { podcastGuid } from '../../src/subscriptions/urls';
 import { atom, bomb, feedServer, gzipped, redirect, rss, xml } from '../helpers/feed-server';
@@ -261,6 +262,49 @@ describe('fetching feeds', () => {
       const unknown = fixture.url('/no-such-feed');
       expect(text).toContain(`<outline type="rss" text="${unknown}" title="${unknown}" xmlUrl="${unknown}"/>`);
     }
+  });
+});
+
+describe('finding new feeds after the requests', () => {
+  const known = async (urls: string[]) =>
+    (
+      await t.db.query<{ feed_url: string }>('SELECT feed_url FROM feeds WHERE feed_url = ANY ($1::text[])', [urls])
+    ).rows
+      .map((r) => r.feed_url)
+      .sort();
+
+  test('a subscription writes nothing for the fetcher; its look finds the feed, and a PATCHed URL too', async () => {
+    const { api, guidOf } = await subscribed(['/found-later']);
+    expect(await known([fixture.url('/found-later')])).toEqual([]);
+    expect(await discoverNewFeeds(t.db)).toBeGreaterThanOrEqual(1);
+    expect(await known([fixture.url('/found-later')])).toEqual([fixture.url('/found-later')]);
+    await api.patch(`/v1/subscriptions/${guidOf('/found-later')}`, { new_feed_url: fixture.url('/patched') });
+    await discoverNewFeeds(t.db);
+    expect(await known([fixture.url('/patched')])).toEqual([fixture.url('/patched')]);
+    // Nothing changed since: a look finds nothing and writes nothing.
+    await discoverNewFeeds(t.db);
+    expect(await discoverNewFeeds(t.db)).toBe(0);
+  });
+
+  test('nothing is missed while writers and looks interleave', async () => {
+    const users = await Promise.all([t.user('w'), t.user('w'), t.user('w')]);
+    const sent: string[] = [];
+    let writing = true;
+    const writers = users.map(async (u, w) => {
+      for (let k = 0; k < 15; k++) {
+        const urls = [0, 1].map((j) => `https://interleave.example/${w}/${k}/${j}.xml`);
+        sent.push(...urls);
+        await as(t, u).post('/v1/subscriptions', { subscriptions: urls.map((feed_url) => ({ feed_url })) });
+      }
+    });
+    const looks = (async () => {
+      while (writing) await discoverNewFeeds(t.db);
+    })();
+    await Promise.all(writers);
+    writing = false;
+    await looks;
+    await discoverNewFeeds(t.db);
+    expect(await known(sent)).toEqual([...sent].sort());
   });
 });
 

@@ -1,3 +1,4 @@
+import { discoverNewFeeds } from '../../src/feeds/discover';
 import pg from 'pg';
 import { as, testApp, type TestApp } from '../helpers/app';
 
@@ -27,7 +28,7 @@ const feeds = (tag: string, n: number) =>
   Array.from({ length: n }, (_, i) => ({ feed_url: `https://rt.example/${tag}/${i}.xml` }));
 
 describe('a POST costs a constant number of statements, whatever its size', () => {
-  test('new feeds: one statement for 1, 100 or 1,000, which also notes them for the feed fetcher', async () => {
+  test('new feeds: one statement for 1, 100 or 1,000; the feed fetcher finds them afterwards', async () => {
     const c = as(t, await t.user('rt'));
     await c.get('/v1/subscriptions'); // authenticated once, so the credential is cached
     const counts = [];
@@ -37,6 +38,11 @@ describe('a POST costs a constant number of statements, whatever its size', () =
       );
     }
     expect(counts).toEqual([1, 1, 1]);
+    const before = await t.db.query(
+      `SELECT count(*)::int AS n FROM feeds WHERE feed_url LIKE 'https://rt.example/new%'`,
+    );
+    expect(before.rows[0].n).toBe(0);
+    expect(await discoverNewFeeds(t.db)).toBeGreaterThanOrEqual(1101);
     const noted = await t.db.query(
       `SELECT count(*)::int AS n FROM feeds WHERE feed_url LIKE 'https://rt.example/new%'`,
     );

@@ -1,3 +1,4 @@
+import { discoverNewFeeds } from '../../src/feeds/discover';
 import request from 'supertest';
 import { AuthCache } from '../../src/auth/cache';
 import { approveLoginFlow, removeUser } from '../../src/auth/service';
@@ -53,6 +54,8 @@ test('user remove leaves no row with that user id in any table', async () => {
     { podcast: 'https://example.com/a', episode: 'https://example.com/a/1.mp3', action: 'play', position: 5 },
   ]);
   expect(played.status).toBe(200);
+  // The feed fetcher's look at the user's records.
+  await discoverNewFeeds(t.db);
   // An upload with something skipped: a report for the Devices page.
   expect((await api.post(`/api/2/subscriptions/${u.name}/phone.json`, { add: ['not a url'], remove: [] })).status).toBe(
     200,

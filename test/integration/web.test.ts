@@ -3,6 +3,7 @@ import { pollLoginFlow, startLoginFlow } from '../../src/auth/service';
 import { setAdmin } from '../../src/auth/accounts';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
+import { feedLearnt } from '../helpers/feeds';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -170,10 +171,10 @@ describe('subscriptions', () => {
     const u = await t.user();
     const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
     await agent.post('/web/subscriptions').type('form').send({ _csrf: csrf, feed_url: 'https://xss.example/feed' });
-    await t.db.query(`UPDATE feeds SET title = $1, artwork_url = $2 WHERE feed_url = 'https://xss.example/feed'`, [
-      '<img src=x onerror=alert(1)>',
-      'javascript:alert(2)',
-    ]);
+    await feedLearnt(t.db, 'https://xss.example/feed', {
+      title: '<img src=x onerror=alert(1)>',
+      artworkUrl: 'javascript:alert(2)',
+    });
     const page = await agent.get('/web/subscriptions');
     expect(page.text).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(page.text).not.toContain('<img src=x');
@@ -227,7 +228,7 @@ describe('subscriptions', () => {
     expect(third.text).toContain('https://many.example/119');
     const found = await agent.get('/web/subscriptions?q=MANY.example/11');
     expect(count(found.text)).toBe(10);
-    await t.db.query(`UPDATE feeds SET title = 'The Needle Show' WHERE feed_url = 'https://many.example/042'`);
+    await feedLearnt(t.db, 'https://many.example/042', { title: 'The Needle Show' });
     const byTitle = await agent.get('/web/subscriptions?q=needle');
     expect(count(byTitle.text)).toBe(1);
     expect(byTitle.text).toContain('The Needle Show');
