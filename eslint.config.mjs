@@ -1,5 +1,5 @@
 import tseslint from 'typescript-eslint';
-import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import importPlugin from 'eslint-plugin-import';
 
 // The layers (docs/decisions/layers.md). One `no-restricted-imports` entry per folder: flat config keeps
 // only the last options given for a rule, so each folder's whole list of forbidden imports is made here.
@@ -66,13 +66,13 @@ export default tseslint.config(
   // No import circles anywhere in src, between files of one folder too (type-only imports included).
   {
     files: ['src/**/*.ts'],
-    plugins: { 'import-x': importX },
+    plugins: { import: importPlugin },
     settings: {
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'] })],
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import/resolver': { node: { extensions: ['.ts', '.js'] } },
+      'import/extensions': ['.ts', '.js'],
+      'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
     },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+    rules: { 'import/no-cycle': ['error', { ignoreExternal: true }] },
   },
   // The ground floor knows neither rules nor HTTP; domain rooms know SQL and rules, not HTTP, and import
   // downwards only; HTTP plumbing knows no domain; adapters call services, never repos.
