@@ -1,8 +1,10 @@
 // The benchmark's running world, shared by the scenarios: PostgreSQL, castsync started as `npm start`,
 // the users seeded through the API, and the request shapes several scenarios use.
+import { join } from 'node:path';
 import pg from 'pg';
 import {
   CONN,
+  here,
   json,
   log,
   PASSWORD,
@@ -27,6 +29,7 @@ export async function createContext() {
   const origin = `http://127.0.0.1:${port}`;
   const hash = await hashPassword(PASSWORD);
   let seq = 0;
+  let floorRun;
   const ctx = {
     db,
     pool,
@@ -84,6 +87,30 @@ export async function createContext() {
         { subscriptions: feeds.map((feed_url) => ({ feed_url })) },
       );
       if (r.status !== 200 || r.body.success.length !== feeds.length) throw new Error(`since POST: ${r.status}`);
+    },
+    /** The floor (bench/floor.mjs) on this database, started once: its tables, then its process. */
+    async floor() {
+      if (floorRun) return floorRun;
+      await pool.query(`DROP SCHEMA IF EXISTS floor CASCADE; CREATE SCHEMA floor;
+        CREATE TABLE floor.subs (id bigserial PRIMARY KEY, user_id int NOT NULL, feed_url text NOT NULL, guid uuid NOT NULL,
+          is_subscribed bool NOT NULL, changed timestamptz NOT NULL, UNIQUE (user_id, feed_url));
+        CREATE INDEX ON floor.subs (user_id, id);
+        CREATE TABLE floor.tokens (token text PRIMARY KEY, user_id int NOT NULL);
+        INSERT INTO floor.subs (user_id, feed_url, guid, is_subscribed, changed)
+          SELECT u, 'https://feeds.bench.example/' || u || '/show-' || k || '/feed.xml', gen_random_uuid(), true, now()
+          FROM generate_series(0, ${USERS - 1}) u, generate_series(0, ${SUBS - 1}) k;
+        INSERT INTO floor.tokens SELECT 'floor-token-' || u, u FROM generate_series(0, ${USERS - 1}) u;`);
+      await pool.query('VACUUM ANALYZE');
+      const floorPort = await freePort();
+      const proc = await startProcess(
+        process.execPath,
+        [join(here, 'floor.mjs'), String(floorPort), db.url],
+        {},
+        async (out) => out.includes('floor ready'),
+      );
+      ctx.others.push(proc);
+      floorRun = { origin: `http://127.0.0.1:${floorPort}`, proc };
+      return floorRun;
     },
     /** Resident memory of the castsync process, in MiB (from /metrics). */
     rss: async () =>

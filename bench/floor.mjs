@@ -1,5 +1,5 @@
 // The floor: the least code that serves the same GET and POST on the same stack (Express 5 + pg), with no
-// validation, no logging and tokens in a Map. castsync is measured against it, in the same run.
+// validation, no logging and tokens in a Map; and a user's episode actions as JSON. castsync is measured against it, in the same run.
 //   node bench/floor.mjs <port> <DATABASE_URL>
 import express from 'express';
 import pg from 'pg';
@@ -59,6 +59,17 @@ app.post('/v1/subscriptions', async (req, res) => {
     })),
     failure: [],
   });
+});
+
+// A user's episode actions since a time, as JSON: the rows as pg gives them (no auth: the user's id in the path).
+app.get('/floor/episodes/:user', async (req, res) => {
+  const r = await pool.query(
+    `select podcast_url as podcast, episode_url as episode, episode_guid as guid, action, at as timestamp,
+            device_id as device, started, position, total
+       from episode_actions where user_id = $1 and changed >= $2 order by changed, id`,
+    [Number(req.params.user), new Date(Number(req.query.since ?? 0) * 1000)],
+  );
+  res.json({ actions: r.rows, timestamp: Math.floor(Date.now() / 1000) });
 });
 
 app.listen(Number(port), '127.0.0.1', () => console.log('floor ready'));

@@ -9,6 +9,7 @@ import { createContext, seedUsers } from './context.mjs';
 import { CONN, log, ROUNDS, round, SECONDS, SUBS, USERS } from './lib.mjs';
 import basicBearer from './scenarios/basic-bearer.mjs';
 import episodeActions from './scenarios/episode-actions.mjs';
+import episodeDownload from './scenarios/episode-download.mjs';
 import fetchBacklog from './scenarios/fetch-backlog.mjs';
 import floor from './scenarios/floor.mjs';
 import gpodder from './scenarios/gpodder.mjs';
@@ -22,6 +23,7 @@ const SCENARIOS = {
   'user-size': userSize,
   gpodder,
   'episode-actions': episodeActions,
+  'episode-download': episodeDownload,
   'fetch-backlog': fetchBacklog,
   scale,
 };

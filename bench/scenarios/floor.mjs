@@ -1,32 +1,11 @@
 // castsync against the floor (bench/floor.mjs, the least code serving the same requests on the same stack):
 // a GET page of 50 with a bearer token, and a POST of 100 feeds the user does not have, alternating.
-import { join } from 'node:path';
 import { getPage, getPath, newFeedsBody } from '../context.mjs';
-import { CONN, here, load, log, median, require, ROUNDS, SECONDS, startProcess, SUBS, USERS } from '../lib.mjs';
-
-const { freePort } = require('./dist/db/embedded.js');
+import { CONN, load, log, median, ROUNDS, SECONDS, USERS } from '../lib.mjs';
 
 export default async function floorScenario(ctx, results) {
-  const { pool, origin, users } = ctx;
-  await pool.query(`DROP SCHEMA IF EXISTS floor CASCADE; CREATE SCHEMA floor;
-    CREATE TABLE floor.subs (id bigserial PRIMARY KEY, user_id int NOT NULL, feed_url text NOT NULL, guid uuid NOT NULL,
-      is_subscribed bool NOT NULL, changed timestamptz NOT NULL, UNIQUE (user_id, feed_url));
-    CREATE INDEX ON floor.subs (user_id, id);
-    CREATE TABLE floor.tokens (token text PRIMARY KEY, user_id int NOT NULL);
-    INSERT INTO floor.subs (user_id, feed_url, guid, is_subscribed, changed)
-      SELECT u, 'https://feeds.bench.example/' || u || '/show-' || k || '/feed.xml', gen_random_uuid(), true, now()
-      FROM generate_series(0, ${USERS - 1}) u, generate_series(0, ${SUBS - 1}) k;
-    INSERT INTO floor.tokens SELECT 'floor-token-' || u, u FROM generate_series(0, ${USERS - 1}) u;`);
-  await pool.query('VACUUM ANALYZE');
-  const floorPort = await freePort();
-  const floorProc = await startProcess(
-    process.execPath,
-    [join(here, 'floor.mjs'), String(floorPort), ctx.db.url],
-    {},
-    async (out) => out.includes('floor ready'),
-  );
-  ctx.others.push(floorProc);
-  const floor = `http://127.0.0.1:${floorPort}`;
+  const { origin, users } = ctx;
+  const { origin: floor, proc: floorProc } = await ctx.floor();
   const castsyncPid = ctx.serverPid();
   if (!castsyncPid) throw new Error('castsync server process not found');
   const post = (authorization, tag) => ({

@@ -28,6 +28,24 @@ function column<K extends keyof ActionWrite>(rows: ActionWrite[], k: K): string 
 }
 
 /**
+ * SQL: one action as JSON text in the gpodder.net episode-action format, the one every app and sync server
+ * reads: podcast, episode, guid when known, action, timestamp as YYYY-MM-DDTHH:MM:SS in UTC, device when
+ * known, and started, position and total when stored (a play's). Compact and in this field order, as
+ * JSON.stringify writes it (to_json escapes strings as JSON does). Written once, when the action is stored
+ * (the `json` column), so that a full download costs a concatenation (migration 14 has the same text).
+ */
+const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast_url)::text
+     || ',"episode":' || to_json(${x}.episode_url)::text
+     || coalesce(',"guid":' || to_json(${x}.guid)::text, '')
+     || ',"action":' || to_json(${x}.action)::text
+     || ',"timestamp":"' || to_char(${x}.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '"'
+     || coalesce(',"device":' || to_json(${x}.device)::text, '')
+     || coalesce(',"started":' || ${x}.started, '')
+     || coalesce(',"position":' || ${x}.position, '')
+     || coalesce(',"total":' || ${x}.total, '')
+     || '}'`;
+
+/**
  * A batch of actions in one statement (so one round trip and one transaction): the user's change stamp,
  * the devices the batch names (created if new), the actions (an action already stored is skipped), each
  * linked to the user's record for its podcast (by any URL the record had), and each episode's latest
@@ -47,13 +65,14 @@ export async function insertActions(db: Queryable, userId: number, rows: ActionW
          ON CONFLICT (user_id, device_id) DO NOTHING),
        stored AS (
          INSERT INTO episode_actions (user_id, podcast_url, podcast_hash, subscription_id, episode_url, episode_hash,
-                                      episode_guid, action, at, started, position, total, device_id, changed)
+                                      episode_guid, action, at, started, position, total, device_id, changed, json)
          SELECT $1, b.podcast_url, b.podcast_hash,
                 (SELECT s.id FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = b.podcast_hash
                  UNION ALL
                  SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = b.podcast_hash
                  LIMIT 1),
-                b.episode_url, b.episode_hash, b.guid, b.action, b.at, b.started, b.position, b.total, b.device, stamp.at
+                b.episode_url, b.episode_hash, b.guid, b.action, b.at, b.started, b.position, b.total, b.device, stamp.at,
+                ${ACTION_JSON('b')}
            FROM batch b CROSS JOIN stamp
           ORDER BY b.ord
          ON CONFLICT DO NOTHING
@@ -112,36 +131,38 @@ const ACTION_COLUMNS = `a.id, a.podcast_url, a.episode_url, a.episode_guid, a.ac
        a.total, a.device_id, a.changed`;
 
 /**
- * The user's actions stored at or after `since`, in the order stored, with the time of the read; or,
- * aggregated, each episode's latest action of each type, for those that changed at or after `since`.
+ * The user's actions stored at or after `since`, in the order stored, as the elements of a JSON array
+ * (comma-separated, without the brackets), with the time of the read; or, aggregated, each episode's latest
+ * action of each type, for those that changed at or after `since`. The JSON was written with each action:
+ * a full download of thousands of actions costs a concatenation, and the process no row objects at all
+ * (docs/performance.md).
  */
-export async function findActions(
+export async function actionsAsJson(
   db: Queryable,
   userId: number,
   f: ActionFilter,
   aggregated: boolean,
-): Promise<{ readAt: Date; rows: ActionRow[] }> {
+): Promise<{ readAt: Date; json: string }> {
   const filters = `AND ($3::uuid IS NULL OR a.podcast_hash = $3 OR a.subscription_id = $4)
                    AND ($5::text IS NULL OR a.device_id = $5)`;
-  const r = await db.query<ActionRow & { read_at: Date }>({
-    name: aggregated ? 'episode-actions-latest' : 'episode-actions-since',
+  const r = await db.query<{ read_at: Date; json: string | null }>({
+    name: aggregated ? 'episode-actions-latest-json' : 'episode-actions-since-json',
     text: aggregated
-      ? `SELECT clock_timestamp() AS read_at, x.* FROM users u LEFT JOIN LATERAL (
-           SELECT ${ACTION_COLUMNS} FROM episode_latest l
-             JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-            WHERE l.user_id = u.id AND l.changed >= coalesce($2::timestamptz, '-infinity') ${filters}
-            ORDER BY a.changed, a.id) x ON true
-          WHERE u.id = $1`
-      : `SELECT clock_timestamp() AS read_at, x.* FROM users u LEFT JOIN LATERAL (
-           SELECT ${ACTION_COLUMNS} FROM episode_actions a
-            WHERE a.user_id = u.id AND a.changed >= coalesce($2::timestamptz, '-infinity') ${filters}
-            ORDER BY a.changed, a.id) x ON true
-          WHERE u.id = $1`,
+      ? `SELECT clock_timestamp() AS read_at,
+                (SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
+                   FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+                  WHERE l.user_id = u.id AND l.changed >= coalesce($2::timestamptz, '-infinity') ${filters}) AS json
+           FROM users u WHERE u.id = $1`
+      : `SELECT clock_timestamp() AS read_at,
+                (SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
+                   FROM episode_actions a
+                  WHERE a.user_id = u.id AND a.changed >= coalesce($2::timestamptz, '-infinity') ${filters}) AS json
+           FROM users u WHERE u.id = $1`,
     values: [userId, f.since ?? null, f.podcastHash ?? null, f.subscriptionId ?? null, f.device ?? null],
   });
   const first = r.rows[0];
   if (!first) throw missingUser(userId);
-  return { readAt: first.read_at, rows: r.rows.filter((x) => x.id !== null) };
+  return { readAt: first.read_at, json: first.json ?? '' };
 }
 
 /** Removes every action of the user; returns how many. */

@@ -87,17 +87,19 @@ export async function record(
 
 /**
  * The user's actions stored at or after `since` (all without it), in the order stored; `aggregated`: only
- * each episode's latest action of each type (by the action's own time). `podcast` keeps one podcast's actions, under
- * any URL its subscription has had; `device` one device's. `readAt` is the clock at the read, taken
- * while no write of the user is under way: every action stored later has a later stamp. A client can
- * so be given a `since` close to now, and one that syncs until it has caught up with its clock (Kasts)
- * stops.
+ * each episode's latest action of each type (by the action's own time). `podcast` keeps one podcast's
+ * actions, under any URL its subscription has had; `device` one device's. They come as the elements of a
+ * JSON array in the gpodder.net episode-action format (the interchange format of episode actions, which
+ * the gpodder and Nextcloud doors serve as they are), written by PostgreSQL. `readAt` is the clock at the
+ * read, taken while no write of the user is under way: every action stored later has a later stamp. A
+ * client can so be given a `since` close to now, and one that syncs until it has caught up with its clock
+ * (Kasts) stops.
  */
 export async function since(
   db: Db,
   userId: number,
   q: { since?: Date | undefined; podcast?: string | undefined; device?: string | undefined; aggregated?: boolean },
-): Promise<{ readAt: Date; actions: StoredAction[] }> {
+): Promise<{ readAt: Date; json: string }> {
   const filter: repo.ActionFilter = { since: q.since, device: q.device };
   if (q.podcast !== undefined) {
     const podcast = checkFeedUrl(q.podcast);
@@ -105,14 +107,10 @@ export async function since(
     filter.podcastHash = urlHash(podcast.key);
     filter.subscriptionId = await subscriptions.recordIdByUrlHash(db, userId, filter.podcastHash);
   }
-  const r = await withTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
     await repo.holdWriters(tx, userId);
-    return repo.findActions(tx, userId, filter, q.aggregated === true);
+    return repo.actionsAsJson(tx, userId, filter, q.aggregated === true);
   });
-  return {
-    readAt: r.readAt,
-    actions: r.rows.map(storedOf),
-  };
 }
 
 const storedOf = (x: repo.ActionRow): StoredAction => ({

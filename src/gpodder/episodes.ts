@@ -10,9 +10,6 @@ import { anyJson } from './http';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';
 import { clientTimestamp, parseSince } from './sync-time';
 
-/** How clients write times back: UTC, to the second, no zone (mygpoclient and AntennaPod parse only that). */
-const formatTimestamp = (d: Date): string => d.toISOString().slice(0, 19);
-
 const seconds = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined;
 
@@ -79,19 +76,6 @@ function parseActions(body: unknown): { actions: episodes.EpisodeAction[]; at: n
   return { actions, at, skipped };
 }
 
-/** An action as clients parse it: only the fields they know, absent ones left out. */
-function presentAction(a: episodes.StoredAction): Record<string, string | number> {
-  const out: Record<string, string | number> = { podcast: a.podcastUrl, episode: a.episodeUrl };
-  if (a.guid !== undefined) out.guid = a.guid;
-  out.action = a.action;
-  out.timestamp = formatTimestamp(a.at);
-  if (a.device !== undefined) out.device = a.device;
-  if (a.started !== undefined) out.started = a.started;
-  if (a.position !== undefined) out.position = a.position;
-  if (a.total !== undefined) out.total = a.total;
-  return out;
-}
-
 const flag = (v: unknown) => v === 'true' || v === '1';
 const text = (v: unknown, name: string): string | undefined => {
   if (v === undefined) return undefined;
@@ -136,22 +120,22 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       ...(skipped.length > 0 && { skipped }),
     };
   };
-  const download = async (query: Record<string, unknown>, userId: number) => {
-    const found = await episodes.since(ctx.db, userId, {
+  /** `{"actions":[...],"timestamp":T}`: the actions come as JSON text, written by PostgreSQL as clients read them. */
+  const download: RequestHandler = async (req, res) => {
+    const query = req.query as Record<string, unknown>;
+    const found = await episodes.since(ctx.db, currentUser(req), {
       since: parseSince(query.since),
       podcast: text(query.podcast, 'podcast'),
       device: text(query.device, 'device'),
       aggregated: flag(query.aggregated),
     });
-    return { actions: found.actions.map(presentAction), timestamp: clientTimestamp(found.readAt) };
+    res.type('json').send(`{"actions":[${found.json}],"timestamp":${clientTimestamp(found.readAt)}}`);
   };
   route(
     r,
     '/api/2/episodes/:user.json',
     {
-      get: async (req, res) => {
-        res.json(await download(req.query as Record<string, unknown>, currentUser(req)));
-      },
+      get: download,
       post: [
         anyJson,
         async (req, res) => {
@@ -166,9 +150,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       r,
       `${prefix}/apps/gpoddersync/episode_action`,
       {
-        get: async (req, res) => {
-          res.json(await download(req.query as Record<string, unknown>, currentUser(req)));
-        },
+        get: download,
       },
       [user],
     );

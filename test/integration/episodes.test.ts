@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
 import { performDeletion } from '../../src/deletions/service';
@@ -374,4 +376,56 @@ test('/v1/episodes: the same actions for OPA clients, paged, with a Sync-Timesta
     'https://ep.example/p2.mp3',
   ]);
   expect((await as(t, u).get('/v1/episodes?since=yesterday')).status).toBe(400);
+});
+
+test('the download is compact JSON in the clients field order, strings escaped as JSON.stringify does', async () => {
+  const u = await t.user();
+  const odd = 'https://ep.example/"quoted"\\back\tslash/ü/😀\u0001\u2028.mp3';
+  await post(u, [
+    play('a', 5, '2026-11-20T10:00:00', { guid: 'g "1"', device: 'phone', started: 1, total: 99 }),
+    { podcast: 'https://ep.example/feed.xml', episode: odd, action: 'download', timestamp: '2026-11-20T11:00:00' },
+  ]);
+  for (const query of ['?since=0', '?aggregated=true']) {
+    const r = await get(u, query);
+    expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(r.text).toBe(JSON.stringify(r.body));
+    expect(r.text.startsWith('{"actions":[{"podcast":"https://ep.example/feed.xml","episode":')).toBe(true);
+  }
+  const all = (await get(u, '?since=0')).body.actions;
+  expect(all).toEqual([
+    {
+      podcast: 'https://ep.example/feed.xml',
+      episode: 'https://ep.example/a.mp3',
+      guid: 'g "1"',
+      action: 'play',
+      timestamp: '2026-11-20T10:00:00',
+      device: 'phone',
+      started: 1,
+      position: 5,
+      total: 99,
+    },
+    { podcast: 'https://ep.example/feed.xml', episode: odd, action: 'download', timestamp: '2026-11-20T11:00:00' },
+  ]);
+  // None at all: an empty list, still valid JSON.
+  const v = await t.user();
+  expect((await get(v, '?since=0')).text).toMatch(/^\{"actions":\[\],"timestamp":\d+\}$/);
+});
+
+test('the JSON the migration wrote for stored actions is the JSON a new action gets', async () => {
+  const u = await t.user();
+  await post(u, [
+    play('m', 7, '2026-11-20T10:00:00', { guid: 'q"', device: 'laptop', total: 10 }),
+    { podcast: 'https://ep.example/feed.xml', episode: 'https://ep.example/ü.mp3', action: 'new' },
+  ]);
+  const migration = readFileSync(
+    path.join(__dirname, '../../migrations/1763800000014_episode-action-json.sql'),
+    'utf8',
+  );
+  const expression = /SET json = ([\s\S]*?);/.exec(migration)![1]!;
+  const r = await t.db.query<{ stored: string; migrated: string }>(
+    `SELECT a.json AS stored, ${expression} AS migrated FROM episode_actions a WHERE a.user_id = $1`,
+    [u.id],
+  );
+  expect(r.rows).toHaveLength(2);
+  for (const row of r.rows) expect(row.migrated).toBe(row.stored);
 });
