@@ -8,10 +8,13 @@ import * as repo from './repo';
 
 /** Users looked at in one go; the rest wait for the next look, a second later. */
 const USERS_PER_LOOK = 100;
+/** Records looked at in one step of one user: every statement stays small, whatever a user imported. */
+const RECORDS_PER_STEP = 2000;
 
 /**
  * Notes the feeds of the records that changed since the last look, per user: every live record changed
- * after the stamp the fetcher last looked up to, and at or before the user's last change. A user's stamps
+ * after the position the fetcher last looked up to, and at or before the user's last change, at most
+ * RECORDS_PER_STEP a user and look (a user who imported 100,000 feeds takes 50 looks, none of them long). A user's stamps
  * follow commit order, so a committed last change means every earlier change is committed too, and one
  * still under way is stamped later: nothing is missed, whatever the order in which users write. A feed
  * nobody had is due at once. Returns how many feeds were new.
@@ -19,8 +22,17 @@ const USERS_PER_LOOK = 100;
 export async function discoverNewFeeds(db: Queryable): Promise<number> {
   let found = 0;
   for (const u of await repo.usersToLookAt(db, USERS_PER_LOOK)) {
-    found += await noteFeeds(db, await subscriptions.urlsChangedBetween(db, u.user_id, u.noted_until, u.last_change));
-    await repo.lookedAt(db, u.user_id, u.last_change);
+    // Within the stamp looked up to, after the record looked at last (all of them: from the next stamp on).
+    const after = { changed: u.noted_until, id: u.noted_id ?? '0' };
+    const records = await subscriptions.urlsChangedBetween(db, u.user_id, after, u.last_change, RECORDS_PER_STEP);
+    found += await noteFeeds(
+      db,
+      records.map((r) => r.feedUrl),
+    );
+    const last = records.at(-1);
+    // A full step leaves the rest for the next look; otherwise every record up to the last change is seen.
+    if (last && records.length === RECORDS_PER_STEP) await repo.lookedAt(db, u.user_id, last.changed, String(last.id));
+    else await repo.lookedAt(db, u.user_id, u.last_change, repo.LAST_ID);
   }
   return found;
 }

@@ -43,24 +43,28 @@ export async function addFeeds(db: Queryable, hashes: string[], urls: string[]):
 export async function usersToLookAt(
   db: Queryable,
   limit: number,
-): Promise<{ user_id: number; noted_until: Date | null; last_change: Date }[]> {
-  const r = await db.query<{ user_id: number; noted_until: Date | null; last_change: Date }>(
-    `SELECT u.id AS user_id, d.noted_until, u.last_change
+): Promise<{ user_id: number; noted_until: Date | null; noted_id: string | null; last_change: Date }[]> {
+  const r = await db.query<{ user_id: number; noted_until: Date | null; noted_id: string | null; last_change: Date }>(
+    `SELECT u.id AS user_id, d.noted_until, d.noted_id::text AS noted_id, u.last_change
        FROM users u LEFT JOIN feed_discovery d ON d.user_id = u.id
-      WHERE d.noted_until IS NULL OR u.last_change > d.noted_until
+      WHERE d.noted_until IS NULL OR u.last_change > d.noted_until OR d.noted_id < $2
       ORDER BY u.last_change
       LIMIT $1`,
-    [limit],
+    [limit, LAST_ID],
   );
   return r.rows;
 }
 
-/** The fetcher has looked at the user's records up to this stamp. */
-export async function lookedAt(db: Queryable, userId: number, until: Date): Promise<void> {
+/** noted_id once every record of noted_until was looked at (the largest bigint). */
+export const LAST_ID = '9223372036854775807';
+
+/** The fetcher has looked at the user's records up to this position. */
+export async function lookedAt(db: Queryable, userId: number, until: Date, id: string): Promise<void> {
   await db.query(
-    `INSERT INTO feed_discovery (user_id, noted_until) VALUES ($1, $2)
-     ON CONFLICT (user_id) DO UPDATE SET noted_until = greatest(feed_discovery.noted_until, excluded.noted_until)`,
-    [userId, until],
+    `INSERT INTO feed_discovery (user_id, noted_until, noted_id) VALUES ($1, $2, $3)
+     ON CONFLICT (user_id) DO UPDATE SET noted_until = excluded.noted_until, noted_id = excluded.noted_id
+      WHERE (feed_discovery.noted_until, feed_discovery.noted_id) < (excluded.noted_until, excluded.noted_id)`,
+    [userId, until, id],
   );
 }
 

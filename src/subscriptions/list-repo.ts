@@ -144,17 +144,24 @@ export async function subscribedFeeds(db: Queryable, userId: number): Promise<st
   return r.rows.map((x) => x.feed_url);
 }
 
-/** The current URLs of the user's live records changed after `after` (all without it) and at or before `until`. */
+/**
+ * Up to `limit` of the user's live records changed after the position (`after`, `afterId`) and at or before
+ * `until`, in (changed, id) order: their current URL and position.
+ */
 export async function urlsChangedBetween(
   db: Queryable,
   userId: number,
-  after: Date | null,
+  after: { changed: Date | null; id: string },
   until: Date,
-): Promise<string[]> {
-  const r = await db.query<{ feed_url: string }>(
-    `SELECT DISTINCT feed_url FROM subscriptions
-      WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity') AND changed <= $3 AND deleted IS NULL`,
-    [userId, after, until],
+  limit: number,
+): Promise<{ feed_url: string; changed: Date; id: number }[]> {
+  const r = await db.query<{ feed_url: string; changed: Date; id: number }>(
+    `SELECT feed_url, changed, id FROM subscriptions
+      WHERE user_id = $1 AND changed >= coalesce($2::timestamptz, '-infinity') AND changed <= $4
+        AND (changed, id) > (coalesce($2::timestamptz, '-infinity'), $3::bigint) AND deleted IS NULL
+      ORDER BY changed, id
+      LIMIT $5`,
+    [userId, after.changed, after.id, until, limit],
   );
-  return r.rows.map((x) => x.feed_url);
+  return r.rows;
 }

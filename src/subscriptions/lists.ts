@@ -85,8 +85,17 @@ export async function browse(
 }
 
 /**
- * The URLs of the user's live records changed after `after` and up to `until` (a change stamp the user has
- * committed): for the feed fetcher, which finds new feeds by looking at what changed.
+ * Up to `limit` of the user's live records changed after a position (a change stamp and a record id within
+ * it) and up to `until` (a change stamp the user has committed), in that order: for the feed fetcher, which
+ * finds new feeds by looking at what changed, in bounded steps.
  */
-export const urlsChangedBetween = (db: Queryable, userId: number, after: Date | null, until: Date): Promise<string[]> =>
-  repo.urlsChangedBetween(db, userId, after, until);
+export const urlsChangedBetween = (
+  db: Queryable,
+  userId: number,
+  after: { changed: Date | null; id: string },
+  until: Date,
+  limit: number,
+): Promise<{ feedUrl: string; changed: Date; id: number }[]> =>
+  repo
+    .urlsChangedBetween(db, userId, after, until, limit)
+    .then((rows) => rows.map((r) => ({ feedUrl: r.feed_url, changed: r.changed, id: r.id })));

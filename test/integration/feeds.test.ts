@@ -410,3 +410,27 @@ describe('the default configuration', () => {
     }
   });
 });
+
+describe('finding new feeds in bounded steps', () => {
+  test('a user who imported thousands of feeds in one write is looked at in steps, and every feed is found', async () => {
+    const u = await t.user('import');
+    const urls = Array.from({ length: 4500 }, (_, k) => `https://steps.example/${k}.xml`);
+    for (let i = 0; i < urls.length; i += 1000) {
+      const r = await as(t, u).post('/v1/subscriptions', {
+        subscriptions: urls.slice(i, i + 1000).map((feed_url) => ({ feed_url })),
+      });
+      expect(r.status).toBe(200);
+    }
+    // One write stamps many records alike: steps of 2,000 cut through a stamp and lose none of it.
+    await t.db.query('UPDATE subscriptions SET subscription_changed = $2 WHERE user_id = $1', [u.id, new Date()]);
+    await t.db.query('UPDATE users SET last_change = $2 WHERE id = $1', [u.id, new Date(Date.now() + 1000)]);
+    let looks = 0;
+    for (;;) {
+      looks++;
+      await discoverNewFeeds(t.db);
+      const n = await t.db.query(`SELECT count(*)::int AS n FROM feeds WHERE feed_url LIKE 'https://steps.example/%'`);
+      if (n.rows[0].n === urls.length || looks > 5) break;
+    }
+    expect(looks).toBe(3);
+  });
+});
