@@ -44,6 +44,12 @@ export default async function fetchBacklog(ctx, results) {
      ON CONFLICT DO NOTHING`,
     [KNOWN],
   );
+  // The records so far are not the backlog (their hosts do not exist): as if the fetcher had looked at them.
+  await pool.query(
+    `INSERT INTO feed_discovery (user_id, noted_until, noted_id)
+     SELECT id, last_change, 9223372036854775807 FROM users
+     ON CONFLICT (user_id) DO UPDATE SET noted_until = excluded.noted_until, noted_id = excluded.noted_id`,
+  );
   await pool.query('VACUUM ANALYZE feeds');
   let known = 0;
   await ctx.restart({ FEED_FETCH: 'true', FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8' });
