@@ -1,55 +1,14 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as reports from '../devices/reports';
+import { parseInterchangeAction } from '../episodes/interchange';
 import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { BadRequest } from './errors';
 import { route } from '../http/method';
-import { parseTimestamp } from '../http/timestamps';
 import { anyJson } from './http';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';
 import { clientTimestamp, parseSince } from './sync-time';
-
-const seconds = (v: unknown): number | undefined =>
-  typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined;
-
-/** One action of a request body as the domain takes it, or why it is refused. */
-function parseAction(raw: unknown, received: Date): episodes.EpisodeAction | string {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not an object';
-  const a = raw as Record<string, unknown>;
-  const problems: string[] = [];
-  const str = (k: string, required: boolean): string | undefined => {
-    const v = a[k];
-    if (v === undefined || v === null) {
-      if (required) problems.push(`${k} is required`);
-      return undefined;
-    }
-    if (typeof v !== 'string') problems.push(`${k} must be a string`);
-    return typeof v === 'string' ? v : undefined;
-  };
-  const podcastUrl = str('podcast', true);
-  const episodeUrl = str('episode', true);
-  const guid = str('guid', false);
-  const device = str('device', false);
-  // Any case (the Nextcloud app has written upper case): emitted in lower case.
-  const action = str('action', true)?.toLowerCase();
-  if (action !== undefined && !(episodes.ACTIONS as readonly string[]).includes(action)) {
-    problems.push(`action: one of ${episodes.ACTIONS.join(', ')}`);
-  }
-  // No zone is UTC; a fraction, Z or an offset is honoured; missing or empty is the time received.
-  const stamp = str('timestamp', false);
-  const at = stamp === undefined || stamp === '' ? received : parseTimestamp(stamp, { zonelessIsUtc: true });
-  if (!at) problems.push('timestamp: YYYY-MM-DDTHH:MM:SS, optionally with a fraction and Z or an offset');
-  const out = { podcastUrl, episodeUrl, guid, action, at, device } as episodes.EpisodeAction;
-  if (action === 'play') {
-    out.position = seconds(a.position);
-    if (out.position === undefined) problems.push('position: seconds, at least 0, required for play');
-    // Clients write -1 for "unknown": left out.
-    out.started = seconds(a.started);
-    out.total = seconds(a.total);
-  }
-  return problems.length > 0 ? problems.join('; ') : out;
-}
 
 /**
  * The actions of a request body: the ones to store, and the ones skipped with their index in the body and
@@ -65,7 +24,7 @@ function parseActions(body: unknown): { actions: episodes.EpisodeAction[]; at: n
   const at: number[] = [];
   const skipped: episodes.Skipped[] = [];
   list.forEach((raw: unknown, index) => {
-    const parsed = parseAction(raw, received);
+    const parsed = parseInterchangeAction(raw, received);
     if (typeof parsed === 'string') {
       skipped.push({ index, reason: parsed });
       return;

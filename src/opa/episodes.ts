@@ -4,7 +4,7 @@ import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import type { Documenter } from '../http/openapi';
-import { iso } from '../http/timestamps';
+import { iso } from '../timestamps';
 import { parseQuery } from './validate';
 import { z } from '../http/zod';
 import { secured } from './auth';

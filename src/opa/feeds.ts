@@ -4,7 +4,7 @@ import * as feeds from '../feeds/catalog';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
-import { iso } from '../http/timestamps';
+import { iso } from '../timestamps';
 import { parsePath } from './validate';
 import { z } from '../http/zod';
 import * as subscriptions from '../subscriptions/service';

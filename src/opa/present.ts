@@ -1,4 +1,4 @@
-import { iso } from '../http/timestamps';
+import { iso } from '../timestamps';
 import type { ChangeReport, Outcome, SubscriptionRecord } from '../subscriptions/service';
 import type { PatchResult, PostResult, RecordOut } from './schemas';
 

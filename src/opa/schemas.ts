@@ -1,4 +1,4 @@
-import { parseTimestamp } from '../http/timestamps';
+import { parseTimestamp } from '../timestamps';
 import { z } from '../http/zod';
 import { parseGuid } from '../subscriptions/urls';
 

@@ -5,7 +5,7 @@ import { currentUser } from '../http/credentials';
 import { PayloadTooLarge } from './errors';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
-import { iso } from '../http/timestamps';
+import { iso } from '../timestamps';
 import { parseBody, parsePath, parseQuery } from './validate';
 import * as subscriptions from '../subscriptions/service';
 import { authErrors, secured } from './auth';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseTimestamp } from '../../src/http/timestamps';
+import { parseTimestamp } from '../../src/timestamps';
 
 describe('timestamp parsing', () => {
   test.each([
