@@ -49,10 +49,14 @@ const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast_url)::
  * A batch of actions in one statement (so one round trip and one transaction): the user's change stamp,
  * the devices the batch names (created if new), the actions (an action already stored is skipped), each
  * linked to the user's record for its podcast (by any URL the record had), and each episode's latest
- * action of each type. Returns the stamp.
+ * action of each type. Returns the stamp, and how many actions were new.
  */
-export async function insertActions(db: Queryable, userId: number, rows: ActionWrite[]): Promise<Date> {
-  const r = await db.query<{ at: Date }>({
+export async function insertActions(
+  db: Queryable,
+  userId: number,
+  rows: ActionWrite[],
+): Promise<{ at: Date; stored: number }> {
+  const r = await db.query<{ at: Date; stored: number }>({
     name: 'insert-episode-actions',
     text: `WITH stamp AS (UPDATE users SET last_change = ${NEXT_STAMP} WHERE id = $1 RETURNING last_change AS at),
        batch AS (
@@ -84,7 +88,7 @@ export async function insertActions(db: Queryable, userId: number, rows: ActionW
          ON CONFLICT (user_id, episode_hash, action) DO UPDATE
            SET action_id = excluded.action_id, at = excluded.at, changed = excluded.changed
            WHERE (excluded.at, excluded.action_id) > (episode_latest.at, episode_latest.action_id))
-     SELECT at FROM stamp`,
+     SELECT at, (SELECT count(*) FROM stored) AS stored FROM stamp`,
     values: [
       userId,
       column(rows, 'podcastUrl'),
@@ -100,9 +104,38 @@ export async function insertActions(db: Queryable, userId: number, rows: ActionW
       column(rows, 'device'),
     ],
   });
-  const at = r.rows[0]?.at;
-  if (!at) throw missingUser(userId);
-  return at;
+  const row = r.rows[0];
+  if (!row) throw missingUser(userId);
+  return row;
+}
+
+/**
+ * How many of the actions insertActions would store: the distinct ones (by the key that makes an action
+ * the same) that the user does not have yet. Reads only (an import's preview).
+ */
+export async function countNew(db: Queryable, userId: number, rows: ActionWrite[]): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT count(*) AS n
+       FROM (SELECT DISTINCT podcast_hash, episode_hash, action, at, coalesce(device, '') AS device,
+                             coalesce(position, -1) AS position
+               FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::int[])
+                 AS b (podcast_hash, episode_hash, action, at, device, position)) b
+      WHERE NOT EXISTS (
+        SELECT 1 FROM episode_actions e
+         WHERE e.user_id = $1 AND e.podcast_hash = b.podcast_hash AND e.episode_hash = b.episode_hash
+           AND e.action = b.action AND e.at = b.at AND coalesce(e.device_id, '') = b.device
+           AND coalesce(e.position, -1) = b.position)`,
+    [
+      userId,
+      column(rows, 'podcastHash'),
+      column(rows, 'episodeHash'),
+      column(rows, 'action'),
+      column(rows, 'at'),
+      column(rows, 'device'),
+      column(rows, 'position'),
+    ],
+  );
+  return r.rows[0]?.n ?? 0;
 }
 
 export type ActionRow = {

@@ -55,19 +55,8 @@ function checkAction(a: EpisodeAction): repo.ActionWrite | string {
   };
 }
 
-/**
- * Stores a batch of actions, one by one as far as their rules go: an action the rules refuse is skipped
- * (named in `skipped` with its index and reason) and the rest are stored, because apps re-send a whole
- * batch after any failure and one bad action would block them for good. One statement whatever the
- * batch's size. An action already stored (same podcast, episode, action, time, device and position) is
- * not stored again: clients retry whole batches. Returns the stamp of the write and the podcast URLs
- * rewritten by the URL rules.
- */
-export async function record(
-  db: Db,
-  userId: number,
-  actions: EpisodeAction[],
-): Promise<{ changedAt: Date; rewritten: [string, string][]; skipped: Skipped[] }> {
+/** The actions of a batch the rules take, and the ones they refuse with their index and reason. */
+function checkBatch(actions: EpisodeAction[]) {
   const rows: repo.ActionWrite[] = [];
   const skipped: Skipped[] = [];
   const rewritten = new Map<string, string>();
@@ -80,9 +69,38 @@ export async function record(
     rows.push(row);
     if (row.podcastUrl !== a.podcastUrl) rewritten.set(a.podcastUrl, row.podcastUrl);
   });
-  const changedAt =
-    rows.length === 0 ? await subscriptions.lastChange(db, userId) : await repo.insertActions(db, userId, rows);
-  return { changedAt, rewritten: [...rewritten], skipped };
+  return { rows, skipped, rewritten };
+}
+
+/**
+ * Stores a batch of actions, one by one as far as their rules go: an action the rules refuse is skipped
+ * (named in `skipped` with its index and reason) and the rest are stored, because apps re-send a whole
+ * batch after any failure and one bad action would block them for good. One statement whatever the
+ * batch's size. An action already stored (same podcast, episode, action, time, device and position) is
+ * not stored again: clients retry whole batches. Returns the stamp of the write, how many actions were
+ * new, and the podcast URLs rewritten by the URL rules.
+ */
+export async function record(
+  db: Db,
+  userId: number,
+  actions: EpisodeAction[],
+): Promise<{ changedAt: Date; stored: number; rewritten: [string, string][]; skipped: Skipped[] }> {
+  const { rows, skipped, rewritten } = checkBatch(actions);
+  const written =
+    rows.length === 0
+      ? { at: await subscriptions.lastChange(db, userId), stored: 0 }
+      : await repo.insertActions(db, userId, rows);
+  return { changedAt: written.at, stored: written.stored, rewritten: [...rewritten], skipped };
+}
+
+/** What `record` would do with a batch, writing nothing: how many actions are new, and what it skips. */
+export async function preview(
+  db: Queryable,
+  userId: number,
+  actions: EpisodeAction[],
+): Promise<{ fresh: number; skipped: Skipped[] }> {
+  const { rows, skipped } = checkBatch(actions);
+  return { fresh: rows.length === 0 ? 0 : await repo.countNew(db, userId, rows), skipped };
 }
 
 /**

@@ -30,7 +30,7 @@ const REDIRECT = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'castsync (podcast sync server; feed fetcher)';
 
 /** The URL's host, checked when it is an address literal (those never reach the checked lookup). */
-function checkTarget(url: URL, policy: AddressPolicy): void {
+export function checkTarget(url: URL, policy: AddressPolicy): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new FetchFailed(`refused scheme ${url.protocol}`, true);
   const literal = literalAddress(url.hostname);
@@ -38,17 +38,27 @@ function checkTarget(url: URL, policy: AddressPolicy): void {
   if (why) throw new FetchFailed(`refused address: ${why}`, true);
 }
 
-/** One GET, with no redirect followed: the response, body not yet read. */
-function get(url: URL, headers: Record<string, string>, policy: AddressPolicy, signal: AbortSignal) {
+/**
+ * One request (a GET unless `method` says otherwise) to an address the policy allows, with no redirect
+ * followed: the response, body not yet read.
+ */
+export function send(
+  url: URL,
+  headers: Record<string, string>,
+  policy: AddressPolicy,
+  signal: AbortSignal,
+  method = 'GET',
+): Promise<http.IncomingMessage> {
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = mod.get(url, { headers, signal, agent: false, lookup: checkedLookup(policy) }, resolve);
+    const req = mod.request(url, { method, headers, signal, agent: false, lookup: checkedLookup(policy) }, resolve);
     req.on('error', reject);
+    req.end();
   });
 }
 
 /** Reads the body, decompressed, and fails as soon as it passes maxBytes (a compressed bomb too). */
-async function readBody(res: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+export async function readBody(res: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (declared > maxBytes) throw new FetchFailed(`body of ${declared} bytes is over the limit of ${maxBytes}`, true);
   const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
@@ -100,7 +110,7 @@ export async function fetchFeed(
   try {
     for (let hop = 0; ; hop++) {
       checkTarget(url, policy);
-      const res = await get(url, headers, policy, abort);
+      const res = await send(url, headers, policy, abort);
       if (REDIRECT.has(res.statusCode ?? 0)) {
         res.resume();
         const location = res.headers.location;
@@ -125,11 +135,22 @@ export async function fetchFeed(
       return { kind: 'body', body, url: url.href, movedTo, validators: { etag, lastModified } };
     }
   } catch (err) {
-    if (err instanceof FetchFailed) throw err;
-    if (err instanceof ForbiddenAddress) throw new FetchFailed(`refused address: ${err.message}`, true);
-    if (deadline.aborted) throw new FetchFailed(`no complete answer within ${limits.timeoutMs} ms`);
-    if (signal?.aborted) throw err;
-    const e = err as NodeJS.ErrnoException;
-    throw new FetchFailed(e.code ? `${e.code}: ${e.message}` : e.message);
+    throw failure(err, { deadline, timeoutMs: limits.timeoutMs, signal });
   }
+}
+
+/**
+ * What a request that threw says: a refusal of the policy, the deadline passed or a network error, as a
+ * FetchFailed; the caller's own abort (`signal`) as it is.
+ */
+export function failure(
+  err: unknown,
+  { deadline, timeoutMs, signal }: { deadline: AbortSignal; timeoutMs: number; signal?: AbortSignal | undefined },
+): unknown {
+  if (err instanceof FetchFailed) return err;
+  if (err instanceof ForbiddenAddress) return new FetchFailed(`refused address: ${err.message}`, true);
+  if (deadline.aborted) return new FetchFailed(`no complete answer within ${timeoutMs} ms`);
+  if (signal?.aborted) return err;
+  const e = err as NodeJS.ErrnoException;
+  return new FetchFailed(e.code ? `${e.code}: ${e.message}` : e.message);
 }
