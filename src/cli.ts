@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import readline from 'node:readline';
 import { Command } from 'commander';
 import { AuthCache } from './auth/cache';
@@ -11,6 +13,8 @@ import { InvalidInput } from './errors';
 import { createPool, type Db } from './db/pool';
 import { migrateDatabase } from './jobs/migrate';
 import { createLogger } from './logger';
+import * as transfer from './transfer/service';
+import type { Summary } from './transfer/service';
 
 type Ctx = { db: Db; authCache: AuthCache };
 
@@ -44,7 +48,7 @@ async function userIdOf(ctx: Ctx, name: string): Promise<number> {
   return id;
 }
 
-async function readPassword(fromStdin: boolean): Promise<string> {
+async function readPassword(fromStdin: boolean, { repeat = true } = {}): Promise<string> {
   if (fromStdin || !process.stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -66,7 +70,7 @@ async function readPassword(fromStdin: boolean): Promise<string> {
       });
     });
   const first = await ask('Password: ');
-  if ((await ask('Repeat password: ')) !== first) throw new InvalidInput('The passwords do not match');
+  if (repeat && (await ask('Repeat password: ')) !== first) throw new InvalidInput('The passwords do not match');
   return first;
 }
 
@@ -219,6 +223,132 @@ session
       }
     });
     console.log(`Session ${id} revoked`);
+  });
+
+/** Progress on a terminal: one line, rewritten in place. */
+function terminalProgress(): transfer.Progress & { end: () => void } {
+  const tty = process.stderr.isTTY;
+  let shown = false;
+  const show = (step: string, done?: number, total?: number) => {
+    if (!tty) return;
+    const count = total === undefined ? '' : ` ${done ?? 0} of ${total}`;
+    process.stderr.write(`\r\x1b[K${step}${count}`);
+    shown = true;
+  };
+  return Object.assign(show, {
+    end: () => {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+  });
+}
+
+/** The summary of an import for people; exit status 2 when something the source had was refused. */
+function printSummary(s: Summary, from: string, into: string): void {
+  const n = (x: number) => x.toLocaleString('en');
+  const parts = [
+    ['devices', s.devices],
+    ['feeds', s.feeds],
+    ['actions', s.actions],
+  ] as const;
+  console.log(
+    s.dryRun ? `Dry run: nothing was changed. ${from} into ${into} would bring:` : `Imported ${from} into ${into}:`,
+  );
+  for (const [name, p] of parts) {
+    const first = p.sample.length > 0 ? `: ${p.sample.join(', ')}${p.added > p.sample.length ? ', …' : ''}` : '';
+    console.log(`  ${name}: ${n(p.added)} new of ${n(p.total)}${first}`);
+  }
+  if (s.feeds.removedOnRemote > 0) {
+    console.log(`  ${n(s.feeds.removedOnRemote)} feeds removed on the remote were not imported`);
+  }
+  const refused = parts.flatMap(([name, p]) => p.refused.map((r) => `${name}: ${r.item}: ${r.reason}`));
+  if (refused.length > 0) {
+    console.log(`  ${n(refused.length)} refused by castsync's rules${s.dryRun ? ' (would be)' : ''}:`);
+    for (const line of refused.slice(0, 50)) console.log(`    ${line}`);
+    if (refused.length > 50) console.log(`    … and ${n(refused.length - 50)} more`);
+    process.exitCode = 2;
+  }
+}
+
+/** Runs an import from the CLI: the administrator's, so any address may be reached. */
+async function cliImport(localUser: string, from: transfer.ImportSource, label: string, dryRun: boolean) {
+  const config = loadConfig();
+  const progress = terminalProgress();
+  const summary = await withDatabase(async (ctx) =>
+    transfer
+      .runImport(ctx.db, await userIdOf(ctx, localUser), from, {
+        dryRun,
+        policy: { allowPrivate: true, allowCidrs: [] },
+        limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+        progress,
+      })
+      .finally(progress.end),
+  );
+  printSummary(summary, label, localUser);
+}
+
+const imports = program
+  .command('import')
+  .description("bring a user's subscriptions and play history from another sync server, or from an archive");
+for (const source of ['gpodder', 'nextcloud'] as const) {
+  imports
+    .command(source)
+    .argument('<server-url>', source === 'gpodder' ? 'e.g. https://gpodder.net' : 'e.g. https://cloud.example.org')
+    .argument('<local-user>', 'the castsync user to import into')
+    .requiredOption('--remote-user <name>', 'your name on the other server')
+    .option('--password-stdin', 'read the password (a Nextcloud app password works) from standard input')
+    .option('--dry-run', 'show what would be imported, change nothing')
+    .description(
+      source === 'gpodder'
+        ? 'import from a gpodder.net v2 server (gpodder.net, opodsync, another castsync)'
+        : 'import from a Nextcloud with the gpoddersync app',
+    )
+    .action(
+      async (
+        serverUrl: string,
+        localUser: string,
+        opts: { remoteUser: string; passwordStdin?: boolean; dryRun?: boolean },
+      ) => {
+        const password = await readPassword(opts.passwordStdin === true, { repeat: false });
+        const from = { source, serverUrl, remoteUser: opts.remoteUser, password };
+        await cliImport(localUser, from, `${opts.remoteUser} at ${serverUrl}`, opts.dryRun === true);
+      },
+    );
+}
+imports
+  .command('archive')
+  .argument('<file>', 'an archive written by castsync export (or "download my data")')
+  .argument('<local-user>', 'the castsync user to import into')
+  .option('--dry-run', 'show what would be imported, change nothing')
+  .description('restore a castsync archive into a user')
+  .action(async (file: string, localUser: string, opts: { dryRun?: boolean }) => {
+    const document = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      throw new InvalidInput(`Cannot read ${file}: ${err.code ?? err.message}`);
+    });
+    await cliImport(localUser, { source: 'archive', document }, `the archive ${file}`, opts.dryRun === true);
+  });
+
+program
+  .command('export')
+  .argument('<user>')
+  .option('--output <file>', 'write the archive to this file (else to standard output)')
+  .description(
+    'write everything castsync keeps for a user (subscriptions with their history, episode actions, devices) as one JSON archive',
+  )
+  .action(async (name: string, opts: { output?: string }) => {
+    const archive = await withDatabase(async (ctx) => transfer.exportArchive(ctx.db, await userIdOf(ctx, name), name));
+    const text = JSON.stringify(archive, null, 2) + '\n';
+    if (opts.output === undefined) {
+      process.stdout.write(text);
+      return;
+    }
+    // Whole or not at all, readable by its owner only: it is the user's history.
+    const temporary = path.join(path.dirname(opts.output), `.${path.basename(opts.output)}.${process.pid}.tmp`);
+    await fs.writeFile(temporary, text, { mode: 0o600 });
+    await fs.rename(temporary, opts.output);
+    console.error(
+      `Archive of ${name} written to ${opts.output}: ${archive.subscriptions.length} subscription records, ` +
+        `${archive.episode_actions.length} episode actions, ${archive.devices.length} devices`,
+    );
   });
 
 program

@@ -73,6 +73,13 @@ const schema = z.object({
     .positive()
     .default(10 * 1024 * 1024),
   FEED_REFRESH_INTERVAL: seconds.default(24 * 3600),
+  IMPORT_ALLOW_PRIVATE: flag.default(false),
+  IMPORT_TIMEOUT: seconds.default(120),
+  IMPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
 });
 
 type Env = z.output<typeof schema>;

@@ -12,6 +12,7 @@ import { feedTasks } from './feeds/fetcher';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
+import { transferTasks } from './transfer/jobs';
 import { createLogger, type Logger } from './logger';
 
 async function main(config: Config, logger: Logger) {
@@ -23,7 +24,7 @@ async function main(config: Config, logger: Logger) {
   const state: AppState = { draining: false };
   const foreground = new Foreground();
   const app = createApp({ db, config, logger, authCache, state, foreground });
-  const tasks = [deletionTasks(db, logger), authTasks(db, logger)];
+  const tasks = [deletionTasks(db, logger), authTasks(db, logger), transferTasks({ db, logger, config })];
   if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground }));
   const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
 

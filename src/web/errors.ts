@@ -42,8 +42,12 @@ function pageError(err: unknown): HttpError | undefined {
     });
   }
   if (err instanceof MulterError) {
+    const limit =
+      err.field === 'archive'
+        ? ': the administrator can raise IMPORT_MAX_BYTES, or import it with the command line.'
+        : ' (4 MiB).';
     return err.code === 'LIMIT_FILE_SIZE'
-      ? new HttpError(413, 'That file is larger than this page takes (4 MiB).')
+      ? new HttpError(413, `That file is larger than this page takes${limit}`)
       : new HttpError(400, 'That upload is not what this form sends: choose one file and try again.');
   }
   const type = (err as { type?: unknown }).type;

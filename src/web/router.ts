@@ -9,6 +9,7 @@ import { duplicateRoutes } from './duplicates';
 import { adminRoutes } from './admin';
 import { again, PageError, pageErrors } from './errors';
 import { flowRoutes } from './flow';
+import { archiveUpload, movingRoutes } from './moving';
 import {
   checkCsrf,
   checkPresession,
@@ -118,12 +119,14 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
 
   r.use('/web', signedIn);
   r.use('/web/opml', opmlUpload(ctx));
+  r.use('/web/import/archive', archiveUpload(ctx));
   r.use('/web', checkCsrf);
   r.use(
     subscriptionRoutes(ctx),
     duplicateRoutes(ctx),
     accountRoutes(ctx),
     startOverRoutes(ctx),
+    movingRoutes(ctx),
     adminRoutes(ctx),
     flowRoutes(ctx),
   );

@@ -1,0 +1,112 @@
+import type { Db } from '../db/pool';
+import * as devices from '../devices/service';
+import { parseInterchangeAction } from '../episodes/interchange';
+import * as episodes from '../episodes/service';
+import * as subscriptions from '../subscriptions/service';
+import type { Progress, Snapshot } from './sources';
+
+/** How many of each thing a sample shows. */
+const SAMPLE = 5;
+
+/** One kind of thing an import brings: how many the source has, how many are new here, the first few, the refused. */
+export type Part = { total: number; added: number; sample: string[]; refused: { item: string; reason: string }[] };
+
+/** What an import did, or (dryRun) would do. */
+export type Summary = {
+  dryRun: boolean;
+  devices: Part;
+  /** removedOnRemote: feeds removed on the remote and on none of its devices, not imported. */
+  feeds: Part & { removedOnRemote: number };
+  actions: Part;
+};
+
+const part = (total: number): Part => ({ total, added: 0, sample: [], refused: [] });
+
+/** Whether everything the source held was imported (or is already here). */
+export const complete = (s: Summary): boolean => [s.devices, s.feeds, s.actions].every((p) => p.refused.length === 0);
+
+const describe = (a: episodes.EpisodeAction) =>
+  `${a.action} ${a.episodeUrl} at ${a.at.toISOString()}${a.position !== undefined ? ` (position ${a.position} s)` : ''}`;
+
+/** The remote's actions read in the interchange format, and the ones that cannot be read, by index. */
+function readActions(raw: unknown[], received: Date) {
+  const list: episodes.EpisodeAction[] = [];
+  const at: number[] = [];
+  const refused: Summary['actions']['refused'] = [];
+  raw.forEach((x, index) => {
+    const a = parseInterchangeAction(x, received);
+    if (typeof a === 'string') refused.push({ item: `action ${index}`, reason: a });
+    else {
+      list.push(a);
+      at.push(index);
+    }
+  });
+  return { list, at, refused };
+}
+
+/**
+ * Brings what another server holds into the local user, through the services an app's upload goes
+ * through (URL rules, URL history, change stamps): so every app of the user sees it at its next sync.
+ * Devices the user does not have are created with their caption and type; feeds the user is not subscribed
+ * to are subscribed to (one change); then the actions are stored in batches, each action once. What is
+ * already here is left as it is: a second run adds nothing. Each step is written before the next begins,
+ * so a failure leaves whole steps, and running the import again completes it. With `dryRun` nothing is
+ * written, and the summary says what would be.
+ */
+export async function importSnapshot(
+  db: Db,
+  userId: number,
+  snapshot: Snapshot,
+  { dryRun, progress }: { dryRun: boolean; progress: Progress },
+): Promise<Summary> {
+  const known = new Set((await devices.list(db, userId)).map((d) => d.id));
+  const newDevices = snapshot.devices.filter((d) => !known.has(d.id));
+  const feedsHere = await subscriptions.subscribedAmong(db, userId, snapshot.subscribed);
+  const newFeeds = snapshot.subscribed.filter((u) => !feedsHere.has(u));
+  const summary: Summary = {
+    dryRun,
+    devices: part(snapshot.devices.length),
+    feeds: { ...part(snapshot.subscribed.length), removedOnRemote: snapshot.removed.length },
+    actions: part(snapshot.actions.length),
+  };
+
+  progress('adding devices', 0, newDevices.length);
+  const keep = newDevices.filter((d) => devices.DEVICE_ID.test(d.id));
+  for (const d of newDevices) {
+    if (!keep.includes(d)) summary.devices.refused.push({ item: d.id, reason: 'a device id castsync cannot keep' });
+  }
+  for (const d of dryRun ? [] : keep) {
+    const type = (devices.DEVICE_TYPES as readonly string[]).includes(d.type) ? d.type : 'other';
+    await devices.upsert(db, userId, d.id, { caption: d.caption, type });
+  }
+  summary.devices.added = keep.length;
+  summary.devices.sample = keep.slice(0, SAMPLE).map((d) => `${d.id} (${d.caption}, ${d.type})`);
+
+  progress('subscribing', 0, newFeeds.length);
+  const outcomes = newFeeds.map((url) => subscriptions.checkFeed({ url }));
+  const valid = newFeeds.filter((_, i) => subscriptions.isItem(outcomes[i]!));
+  for (const o of outcomes)
+    if (!subscriptions.isItem(o) && !o.ok) summary.feeds.refused.push({ item: o.url, reason: o.reason });
+  if (!dryRun && valid.length > 0) await subscriptions.applyChanges(db, userId, { add: valid, remove: [] });
+  summary.feeds.added = valid.length;
+  summary.feeds.sample = valid.slice(0, SAMPLE);
+
+  const { list, at, refused } = readActions(snapshot.actions, new Date());
+  summary.actions.refused.push(...refused);
+  for (let start = 0; start < list.length; start += episodes.MAX_ACTIONS) {
+    progress(dryRun ? 'checking episode actions' : 'storing episode actions', start, list.length);
+    const batch = list.slice(start, start + episodes.MAX_ACTIONS);
+    // A batch with nothing new is not written: a second run changes nothing, the user's stamp neither.
+    const seen = await episodes.preview(db, userId, batch);
+    const done =
+      dryRun || seen.fresh === 0 ? { ...seen, stored: seen.fresh } : await episodes.record(db, userId, batch);
+    summary.actions.added += done.stored;
+    for (const s of done.skipped) {
+      summary.actions.refused.push({ item: `action ${at[start + s.index]}`, reason: s.reason });
+    }
+  }
+  progress(dryRun ? 'checking episode actions' : 'storing episode actions', list.length, list.length);
+  summary.actions.sample = list.slice(0, SAMPLE).map(describe);
+  summary.actions.refused.sort((a, b) => Number(a.item.slice(7)) - Number(b.item.slice(7)));
+  return summary;
+}

@@ -1,0 +1,129 @@
+import type { JobHelpers } from 'graphile-worker';
+import type { Config } from '../config';
+import { isDatabaseUnavailable } from '../db/errors';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { InvalidInput } from '../errors';
+import type { AddressPolicy } from '../feeds/address-policy';
+import { addJob } from '../jobs/queue';
+import type { TaskList } from '../jobs/worker';
+import type { Logger } from '../logger';
+import type { Summary } from './import';
+import type { RemoteLimits } from './remote';
+import * as repo from './repo';
+import { runImport, type ImportSource } from './service';
+
+// Imports started on the web page run as jobs: the request only writes what to import (and the job that
+// will), so a long import neither holds a request open nor dies with the process. A job cut off by a crash
+// runs again after the restart (src/jobs/liveness.ts): every step of an import leaves alone what is already
+// there, so running it again resumes it, and the page says it was resumed.
+
+export const IMPORT_TASK = 'import';
+
+/** What the page shows of an import. */
+export type ImportView = Omit<repo.ImportRow, 'summary' | 'secret'> & { summary: Summary | null };
+
+/** Writes an import and its job in one transaction: a started import always has a job that will run it. */
+export async function startImport(db: Db, userId: number, from: ImportSource, dryRun: boolean): Promise<number> {
+  return withTransaction(db, async (tx) => {
+    const id = await repo.insertImport(
+      tx,
+      userId,
+      from.source === 'archive'
+        ? { source: 'archive', serverUrl: null, remoteUser: null, dryRun, secret: from.document }
+        : {
+            source: from.source,
+            serverUrl: from.serverUrl,
+            remoteUser: from.remoteUser,
+            dryRun,
+            secret: from.password,
+          },
+    );
+    await addJob(tx, IMPORT_TASK, { importId: id }, { maxAttempts: 3 });
+    return id;
+  });
+}
+
+export const listImports = (db: Queryable, userId: number, limit = 10): Promise<ImportView[]> =>
+  repo.listImports(db, userId, limit) as Promise<ImportView[]>;
+
+/** At most one progress write per this long. */
+const PROGRESS_EVERY_MS = 500;
+
+/**
+ * Runs one import. An import that cannot go on (the other server refused, broke its answers, an archive
+ * that is not one) ends failed with the reason, and is not tried again. A failure of this server
+ * (the database away) goes to the queue, which tries again later; the last attempt ends it failed.
+ */
+type Deps = { db: Db; logger: Logger; policy: AddressPolicy; limits: RemoteLimits; signal?: AbortSignal };
+
+export async function runImportJob(
+  deps: Deps,
+  importId: number,
+  attempt: { last: boolean } = { last: true },
+): Promise<void> {
+  const { db, logger } = deps;
+  const row = await repo.begin(db, importId);
+  if (!row || row.secret === null) return;
+  let lastWrite = 0;
+  const resumed = row.runs > 1 ? 'resumed after a restart: ' : '';
+  const progress = (step: string, done?: number, total?: number) => {
+    const now = Date.now();
+    if (now - lastWrite < PROGRESS_EVERY_MS && done !== total) return;
+    lastWrite = now;
+    const text = `${resumed}${step}${total === undefined ? '' : ` (${done ?? 0} of ${total})`}`;
+    repo
+      .setProgress(db, importId, text)
+      .catch((err: unknown) => logger.warn({ err, importId }, 'import progress not written'));
+  };
+  const from: ImportSource =
+    row.source === 'archive'
+      ? { source: 'archive', document: row.secret }
+      : { source: row.source, serverUrl: row.server_url!, remoteUser: row.remote_user!, password: row.secret };
+  try {
+    const summary = await runImport(db, row.user_id, from, {
+      policy: deps.policy,
+      limits: deps.limits,
+      signal: deps.signal,
+      dryRun: row.dry_run,
+      progress,
+    });
+    await repo.finish(db, importId, { state: 'done', summary });
+  } catch (err) {
+    // Stopped with the server: the import stays running, and its job resumes it after the restart.
+    if (deps.signal?.aborted) throw err;
+    // ImportFailed is an InvalidInput: a reason to show.
+    const expected = err instanceof InvalidInput;
+    if (!expected && !attempt.last && isDatabaseUnavailable(err)) throw err;
+    if (!expected) logger.error({ err, importId }, 'import failed');
+    const why = err instanceof Error ? err.message : String(err);
+    await repo.finish(db, importId, { state: 'failed', error: expected ? why : `Stopped by a server error: ${why}` });
+  }
+}
+
+/**
+ * The import task. The web page's imports reach other servers under the feed fetcher's address policy
+ * (no private or loopback address unless FEED_FETCH_ALLOW_PRIVATE or IMPORT_ALLOW_PRIVATE allows them; a
+ * home Nextcloud is often on a private address), within IMPORT_TIMEOUT and IMPORT_MAX_BYTES.
+ */
+export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; config: Config }): TaskList {
+  const stopping = new AbortController();
+  const deps: Deps = {
+    db,
+    logger,
+    policy: {
+      allowPrivate: config.feedFetchAllowPrivate || config.importAllowPrivate,
+      allowCidrs: config.feedFetchAllowCidrs,
+    },
+    limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+    signal: stopping.signal,
+  };
+  return {
+    tasks: {
+      [IMPORT_TASK]: async (payload, helpers: JobHelpers) => {
+        const last = helpers.job.attempts >= helpers.job.max_attempts;
+        await runImportJob(deps, (payload as { importId: number }).importId, { last });
+      },
+    },
+    stop: () => stopping.abort(),
+  };
+}

@@ -1,0 +1,133 @@
+import type http from 'node:http';
+import type { AddressPolicy } from '../feeds/address-policy';
+import { InvalidInput } from '../errors';
+import { checkTarget, failure, FetchFailed, readBody, send } from '../feeds/fetch';
+
+/** Caps on what one answer of another sync server may cost. */
+export type RemoteLimits = { timeoutMs: number; maxBytes: number };
+
+/** An import that cannot go on, and why, in words for the person who started it (each door shows the reason). */
+export class ImportFailed extends InvalidInput {}
+
+/** A sync server's address as a person gives it, checked: the base URL without a trailing slash. */
+export function serverAddress(serverUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(serverUrl.trim());
+  } catch {
+    throw new ImportFailed(`${serverUrl} is not a URL: give the server's address, like https://gpodder.net`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ImportFailed(`${serverUrl} is not an http or https address`);
+  }
+  if (url.username || url.password) throw new ImportFailed('Give the name and password apart, not in the address');
+  return url.href.replace(/\/+$/, '');
+}
+
+const USER_AGENT = 'castsync (podcast sync server; import)';
+
+/**
+ * Another sync server, reached as one of its users: Basic authentication on every request, and the
+ * `sessionid` cookie once the server gave one (gpodder.net's login). Every request goes to an address the
+ * policy allows, follows no redirect, must answer within the time cap and with at most maxBytes of JSON.
+ */
+export class RemoteServer {
+  private readonly base: string;
+  private readonly authorization: string;
+  private cookie: string | undefined;
+  /** Requests made so far. */
+  requests = 0;
+
+  constructor(
+    serverUrl: string,
+    readonly user: string,
+    password: string,
+    private readonly policy: AddressPolicy,
+    private readonly limits: RemoteLimits,
+    private readonly signal?: AbortSignal,
+  ) {
+    this.base = serverAddress(serverUrl);
+    this.authorization = 'Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
+  }
+
+  /** The server's address as given, without a trailing slash. */
+  get address(): string {
+    return this.base;
+  }
+
+  /** POSTs with an empty body; the sessionid it sets is sent from then on. */
+  async post(path: string): Promise<void> {
+    const res = await this.request(path, 'POST');
+    res.resume();
+  }
+
+  /** GETs a JSON document. */
+  async json(path: string): Promise<unknown> {
+    const url = this.base + path;
+    const res = await this.request(path, 'GET', async (r) => {
+      const type = String(r.headers['content-type'] ?? '').toLowerCase();
+      if (type.includes('html')) {
+        r.resume();
+        throw new ImportFailed(`${url} answered with a web page, not JSON: is ${this.base} the right address?`);
+      }
+      return readBody(r, this.limits.maxBytes);
+    });
+    try {
+      return JSON.parse(res.toString('utf8')) as unknown;
+    } catch {
+      throw new ImportFailed(`${url} answered with something that is not JSON`);
+    }
+  }
+
+  /** One request, its status checked; `read` reads the body within the same deadline. */
+  private async request(path: string, method: string): Promise<http.IncomingMessage>;
+  private async request<T>(path: string, method: string, read: (res: http.IncomingMessage) => Promise<T>): Promise<T>;
+  private async request<T>(
+    path: string,
+    method: string,
+    read?: (res: http.IncomingMessage) => Promise<T>,
+  ): Promise<T | http.IncomingMessage> {
+    const url = new URL(this.base + path);
+    const deadline = AbortSignal.timeout(this.limits.timeoutMs);
+    const signal = this.signal ? AbortSignal.any([this.signal, deadline]) : deadline;
+    const headers: Record<string, string> = {
+      'user-agent': USER_AGENT,
+      accept: 'application/json',
+      authorization: this.authorization,
+    };
+    if (method === 'POST') headers['content-length'] = '0';
+    if (this.cookie) headers.cookie = this.cookie;
+    this.requests++;
+    try {
+      checkTarget(url, this.policy);
+      const res = await send(url, headers, this.policy, signal, method);
+      const status = res.statusCode ?? 0;
+      if (status !== 200) {
+        res.resume();
+        throw this.refusal(url, status, res.headers.location);
+      }
+      const session = [res.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('sessionid='));
+      if (session) this.cookie = session.split(';')[0];
+      return read ? await read(res) : res;
+    } catch (err) {
+      if (err instanceof ImportFailed) throw err;
+      const e = failure(err, { deadline, timeoutMs: this.limits.timeoutMs, signal: this.signal });
+      if (e instanceof FetchFailed) throw new ImportFailed(`${url.origin}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  private refusal(url: URL, status: number, location: string | undefined): ImportFailed {
+    if (status === 401 || status === 403) {
+      return new ImportFailed(`${url.origin} refused the name ${this.user} and its password (HTTP ${status})`);
+    }
+    if (status >= 300 && status < 400) {
+      return new ImportFailed(
+        `${url.href} redirects to ${location ?? 'another address'}: give the address the server is at now`,
+      );
+    }
+    if (status === 404)
+      return new ImportFailed(`${url.href} is not there (HTTP 404): is ${this.base} the right address?`);
+    return new ImportFailed(`${url.href} answered HTTP ${status}`);
+  }
+}

@@ -1,0 +1,84 @@
+import type { Queryable } from '../db/pool';
+
+export type ImportState = 'queued' | 'running' | 'done' | 'failed';
+
+export type ImportRow = {
+  id: number;
+  user_id: number;
+  source: 'gpodder' | 'nextcloud' | 'archive';
+  server_url: string | null;
+  remote_user: string | null;
+  dry_run: boolean;
+  secret: string | null;
+  state: ImportState;
+  progress: string;
+  runs: number;
+  summary: unknown;
+  error: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export async function insertImport(
+  tx: Queryable,
+  userId: number,
+  row: {
+    source: ImportRow['source'];
+    serverUrl: string | null;
+    remoteUser: string | null;
+    dryRun: boolean;
+    secret: string;
+  },
+): Promise<number> {
+  const r = await tx.query<{ id: number }>(
+    `INSERT INTO imports (user_id, source, server_url, remote_user, dry_run, secret)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    [userId, row.source, row.serverUrl, row.remoteUser, row.dryRun, row.secret],
+  );
+  return r.rows[0]!.id;
+}
+
+/** Marks an import as begun by a job (one more run) and returns it; undefined if it ended already or is gone. */
+export async function begin(db: Queryable, id: number): Promise<ImportRow | undefined> {
+  const r = await db.query<ImportRow>(
+    `UPDATE imports SET state = 'running', runs = runs + 1, updated_at = now()
+      WHERE id = $1 AND state IN ('queued', 'running') RETURNING *`,
+    [id],
+  );
+  return r.rows[0];
+}
+
+export async function setProgress(db: Queryable, id: number, progress: string): Promise<void> {
+  await db.query(`UPDATE imports SET progress = $2, updated_at = now() WHERE id = $1 AND state = 'running'`, [
+    id,
+    progress,
+  ]);
+}
+
+/** Ends an import, done or failed; the secret goes. */
+export async function finish(
+  db: Queryable,
+  id: number,
+  end: { state: 'done'; summary: unknown } | { state: 'failed'; error: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE imports SET state = $2, summary = $3, error = $4, secret = NULL, progress = '', updated_at = now()
+      WHERE id = $1`,
+    [
+      id,
+      end.state,
+      end.state === 'done' ? JSON.stringify(end.summary) : null,
+      end.state === 'failed' ? end.error : null,
+    ],
+  );
+}
+
+/** The user's newest imports, without their secrets. */
+export async function listImports(db: Queryable, userId: number, limit: number): Promise<Omit<ImportRow, 'secret'>[]> {
+  const r = await db.query<Omit<ImportRow, 'secret'>>(
+    `SELECT id, user_id, source, server_url, remote_user, dry_run, state, progress, runs, summary, error, created_at, updated_at
+       FROM imports WHERE user_id = $1 ORDER BY id DESC LIMIT $2`,
+    [userId, limit],
+  );
+  return r.rows;
+}
