@@ -13,6 +13,7 @@ import episodeDownload from './scenarios/episode-download.mjs';
 import fetchBacklog from './scenarios/fetch-backlog.mjs';
 import floor from './scenarios/floor.mjs';
 import gpodder from './scenarios/gpodder.mjs';
+import importHistory from './scenarios/import.mjs';
 import scale from './scenarios/scale.mjs';
 import userSize from './scenarios/user-size.mjs';
 
@@ -25,6 +26,7 @@ const SCENARIOS = {
   'episode-actions': episodeActions,
   'episode-download': episodeDownload,
   'fetch-backlog': fetchBacklog,
+  import: importHistory,
   scale,
 };
 const chosen = process.env.SCENARIOS?.split(',').map((s) => s.trim()) ?? Object.keys(SCENARIOS);

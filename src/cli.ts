@@ -76,7 +76,7 @@ async function readPassword(fromStdin: boolean, { repeat = true } = {}): Promise
 
 const program = new Command()
   .name('castsync')
-  .description('castsync administration: users, tokens and the database schema')
+  .description('castsync administration: users, tokens, imports and exports, and the database schema')
   .showHelpAfterError();
 
 const user = program.command('user').description('manage users');
@@ -254,7 +254,8 @@ function printSummary(s: Summary, from: string, into: string): void {
     s.dryRun ? `Dry run: nothing was changed. ${from} into ${into} would bring:` : `Imported ${from} into ${into}:`,
   );
   for (const [name, p] of parts) {
-    const first = p.sample.length > 0 ? `: ${p.sample.join(', ')}${p.added > p.sample.length ? ', …' : ''}` : '';
+    const first =
+      p.added > 0 && p.sample.length > 0 ? `: ${p.sample.join(', ')}${p.added > p.sample.length ? ', …' : ''}` : '';
     console.log(`  ${name}: ${n(p.added)} new of ${n(p.total)}${first}`);
   }
   if (s.feeds.removedOnRemote > 0) {

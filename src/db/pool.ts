@@ -67,3 +67,19 @@ export async function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Pr
     }
   }
 }
+
+/**
+ * Runs fn in a transaction that is always rolled back, and returns what fn returned: a dry run of writes
+ * (what they would do, exactly, with nothing kept). It holds the locks the writes take until it ends.
+ */
+export async function rolledBack<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    return await fn(client);
+  } finally {
+    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    client.release(broken);
+  }
+}

@@ -109,35 +109,6 @@ export async function insertActions(
   return row;
 }
 
-/**
- * How many of the actions insertActions would store: the distinct ones (by the key that makes an action
- * the same) that the user does not have yet. Reads only (an import's preview).
- */
-export async function countNew(db: Queryable, userId: number, rows: ActionWrite[]): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    `SELECT count(*) AS n
-       FROM (SELECT DISTINCT podcast_hash, episode_hash, action, at, coalesce(device, '') AS device,
-                             coalesce(position, -1) AS position
-               FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::int[])
-                 AS b (podcast_hash, episode_hash, action, at, device, position)) b
-      WHERE NOT EXISTS (
-        SELECT 1 FROM episode_actions e
-         WHERE e.user_id = $1 AND e.podcast_hash = b.podcast_hash AND e.episode_hash = b.episode_hash
-           AND e.action = b.action AND e.at = b.at AND coalesce(e.device_id, '') = b.device
-           AND coalesce(e.position, -1) = b.position)`,
-    [
-      userId,
-      column(rows, 'podcastHash'),
-      column(rows, 'episodeHash'),
-      column(rows, 'action'),
-      column(rows, 'at'),
-      column(rows, 'device'),
-      column(rows, 'position'),
-    ],
-  );
-  return r.rows[0]?.n ?? 0;
-}
-
 export type ActionRow = {
   id: number;
   podcast_url: string;

@@ -81,7 +81,7 @@ function checkBatch(actions: EpisodeAction[]) {
  * new, and the podcast URLs rewritten by the URL rules.
  */
 export async function record(
-  db: Db,
+  db: Queryable,
   userId: number,
   actions: EpisodeAction[],
 ): Promise<{ changedAt: Date; stored: number; rewritten: [string, string][]; skipped: Skipped[] }> {
@@ -91,16 +91,6 @@ export async function record(
       ? { at: await subscriptions.lastChange(db, userId), stored: 0 }
       : await repo.insertActions(db, userId, rows);
   return { changedAt: written.at, stored: written.stored, rewritten: [...rewritten], skipped };
-}
-
-/** What `record` would do with a batch, writing nothing: how many actions are new, and what it skips. */
-export async function preview(
-  db: Queryable,
-  userId: number,
-  actions: EpisodeAction[],
-): Promise<{ fresh: number; skipped: Skipped[] }> {
-  const { rows, skipped } = checkBatch(actions);
-  return { fresh: rows.length === 0 ? 0 : await repo.countNew(db, userId, rows), skipped };
 }
 
 /**

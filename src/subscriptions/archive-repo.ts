@@ -63,12 +63,12 @@ export async function known(
 /** Which of these URL keys name a subscribed record of the user (by its first URL or another one). */
 export async function subscribedHashes(db: Queryable, userId: number, hashes: string[]): Promise<Set<string>> {
   const r = await db.query<{ hash: string }>(
-    `SELECT replace(h::text, '-', '') AS hash FROM unnest($2::uuid[]) AS h
-      WHERE EXISTS (SELECT 1 FROM subscriptions s
-                     WHERE s.user_id = $1 AND s.url_hash = h AND s.is_subscribed AND s.deleted IS NULL)
-         OR EXISTS (SELECT 1 FROM subscription_urls x
-                      JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-                     WHERE x.user_id = $1 AND x.url_hash = h AND s.is_subscribed AND s.deleted IS NULL)`,
+    `SELECT replace(s.url_hash::text, '-', '') AS hash FROM subscriptions s
+      WHERE s.user_id = $1 AND s.url_hash = ANY ($2::uuid[]) AND s.is_subscribed AND s.deleted IS NULL
+     UNION
+     SELECT replace(x.url_hash::text, '-', '') FROM subscription_urls x
+       JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+      WHERE x.user_id = $1 AND x.url_hash = ANY ($2::uuid[]) AND s.is_subscribed AND s.deleted IS NULL`,
     [userId, arrayLiteral(hashes)],
   );
   return new Set(r.rows.map((x) => x.hash));

@@ -1,4 +1,4 @@
-import type { Db } from '../db/pool';
+import { rolledBack, type Db, type Queryable } from '../db/pool';
 import * as devices from '../devices/service';
 import { parseInterchangeAction } from '../episodes/interchange';
 import * as episodes from '../episodes/service';
@@ -51,7 +51,7 @@ function readActions(raw: unknown[], received: Date) {
  * to are subscribed to (one change); then the actions are stored in batches, each action once. What is
  * already here is left as it is: a second run adds nothing. Each step is written before the next begins,
  * so a failure leaves whole steps, and running the import again completes it. With `dryRun` nothing is
- * written, and the summary says what would be.
+ * kept, and the summary says what would be.
  */
 export async function importSnapshot(
   db: Db,
@@ -93,19 +93,22 @@ export async function importSnapshot(
 
   const { list, at, refused } = readActions(snapshot.actions, new Date());
   summary.actions.refused.push(...refused);
-  for (let start = 0; start < list.length; start += episodes.MAX_ACTIONS) {
-    progress(dryRun ? 'checking episode actions' : 'storing episode actions', start, list.length);
-    const batch = list.slice(start, start + episodes.MAX_ACTIONS);
-    // A batch with nothing new is not written: a second run changes nothing, the user's stamp neither.
-    const seen = await episodes.preview(db, userId, batch);
-    const done =
-      dryRun || seen.fresh === 0 ? { ...seen, stored: seen.fresh } : await episodes.record(db, userId, batch);
-    summary.actions.added += done.stored;
-    for (const s of done.skipped) {
-      summary.actions.refused.push({ item: `action ${at[start + s.index]}`, reason: s.reason });
+  const step = dryRun ? 'checking episode actions' : 'storing episode actions';
+  // In batches as apps send them, each stored as it comes; a dry run stores them all in one transaction
+  // that is rolled back (so it counts exactly what would be new, duplicates across batches too).
+  const store = async (q: Queryable) => {
+    for (let start = 0; start < list.length; start += episodes.MAX_ACTIONS) {
+      progress(step, start, list.length);
+      const done = await episodes.record(q, userId, list.slice(start, start + episodes.MAX_ACTIONS));
+      summary.actions.added += done.stored;
+      for (const s of done.skipped) {
+        summary.actions.refused.push({ item: `action ${at[start + s.index]}`, reason: s.reason });
+      }
     }
-  }
-  progress(dryRun ? 'checking episode actions' : 'storing episode actions', list.length, list.length);
+    progress(step, list.length, list.length);
+  };
+  if (dryRun) await rolledBack(db, store);
+  else await store(db);
   summary.actions.sample = list.slice(0, SAMPLE).map(describe);
   summary.actions.refused.sort((a, b) => Number(a.item.slice(7)) - Number(b.item.slice(7)));
   return summary;

@@ -31,8 +31,8 @@ async function page(ctx: ApiContext, req: Request, res: Response, notices: Notic
     imports,
     describe,
     when,
-    // While an import runs, the page looks again every few seconds (no script needed).
-    refresh: imports.some((i) => i.state === 'queued' || i.state === 'running') ? 3 : undefined,
+    running: imports.some((i) => i.state === 'queued' || i.state === 'running'),
+    scripts: ['/static/imports.js'],
     form: {
       source: formField(req, 'source') ?? 'gpodder',
       serverUrl: formField(req, 'server_url') ?? '',

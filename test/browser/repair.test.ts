@@ -86,7 +86,8 @@ test('start over: a copy first, a confirmation, and the apps are told how to upl
   const page = await world.newPage(390, 844);
   expect(await world.signIn(page, u, '/web/account')).toBe(200);
   expect(await submit(page, 'a[href="/web/start-over"]')).toBe(200);
-  expect(await page.$eval('a[href="/web/opml"]', (a) => a.textContent)).toContain('Download your subscriptions');
+  expect(await page.$eval('a[href="/web/export"]', (a) => a.textContent)).toBe('Download my data');
+  expect(await page.$eval('a[href="/web/opml"]', (a) => a.textContent)).toBe('OPML');
   await check(page, 'start-over');
   await page.type('#confirm', 'not-me');
   expect(await submit(page, 'form[action="/web/start-over"] button')).toBe(400);
