@@ -209,6 +209,32 @@ describe('import from a gpodder v2 server (a second castsync)', () => {
   });
 });
 
+describe('a failure once writing began', () => {
+  test('says where the import stopped; what was written stays, and the same import run again completes it', async () => {
+    const r = await remoteUserWithHistory();
+    const u = await local.user('halfway');
+    const from = { source: 'gpodder' as const, serverUrl: remoteUrl, remoteUser: r.name, password: r.password };
+    // The database going away between the subscriptions and the actions, as this import sees it.
+    const failed = await runImport(local.db, u.id, from, {
+      ...OPTIONS,
+      dryRun: false,
+      progress: (step) => {
+        if (step === 'storing episode actions') throw new Error('Connection terminated unexpectedly');
+      },
+    }).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(ImportFailed);
+    expect((failed as Error).message).toBe(
+      'Connection terminated unexpectedly. The import stopped while storing episode actions (0 of 3): what was ' +
+        'imported before stays, and running the same import again completes it',
+    );
+    expect(await count(local, 'subscriptions', u.id)).toBe(3);
+    expect(await count(local, 'episode_actions', u.id)).toBe(0);
+    const again = await importInto(u, from);
+    expect([again.feeds.added, again.actions.added]).toEqual([0, 3]);
+    expect(await viewOf(local, u)).toEqual(await viewOf(remote, r));
+  });
+});
+
 describe('import from a Nextcloud gpoddersync server (the second castsync’s Nextcloud routes)', () => {
   test('subscriptions and every action arrive, with or without /index.php in the address; a second run adds nothing', async () => {
     const r = await remoteUserWithHistory();
