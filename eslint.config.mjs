@@ -85,6 +85,7 @@ export default tseslint.config(
       'src/logger.ts',
       'src/context.ts',
       'src/timestamps.ts',
+      'src/addresses.ts',
     ],
     [
       [

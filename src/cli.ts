@@ -85,11 +85,12 @@ user
   .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
   .option('--password-stdin', 'read the password from standard input')
   .option('--admin', 'make the user an administrator (manages users on the web page)')
+  .option('--sso', 'no castsync password: the user signs in with single sign-on only (docs/sso.md)')
   .description('create a user')
-  .action(async (name: string, opts: { passwordStdin?: boolean; admin?: boolean }) => {
-    const password = await readPassword(opts.passwordStdin === true);
+  .action(async (name: string, opts: { passwordStdin?: boolean; admin?: boolean; sso?: boolean }) => {
+    const password = opts.sso ? null : await readPassword(opts.passwordStdin === true);
     await withDatabase((ctx) => auth.addUser(ctx, name, password, { admin: opts.admin === true }));
-    console.log(`User ${name} created${opts.admin ? ' (administrator)' : ''}`);
+    console.log(`User ${name} created${opts.admin ? ' (administrator)' : ''}${opts.sso ? ', without a password' : ''}`);
   });
 user
   .command('admin')

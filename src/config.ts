@@ -7,21 +7,25 @@ const port = z.coerce.number().int().min(0).max(65535);
 const seconds = z.coerce.number().int().positive();
 const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
-// A comma-separated list of CIDR ranges (10.0.0.0/8, fd00::/8), each checked by ipaddr.js.
+// A comma-separated list of addresses and CIDR ranges (10.0.0.0/8, fd00::/8, 192.168.1.5), each checked by
+// ipaddr.js; an address is a range of one (192.168.1.5/32).
 const cidrList = z.string().transform((v, ctx) => {
   const ranges = v
     .split(',')
     .map((x) => x.trim())
     .filter((x) => x !== '');
+  const parsed: string[] = [];
   for (const r of ranges) {
     try {
-      ipaddr.parseCIDR(r);
+      if (r.includes('/')) ipaddr.parseCIDR(r);
+      const address = r.includes('/') ? undefined : ipaddr.parse(r);
+      parsed.push(address ? `${address.toString()}/${address.kind() === 'ipv4' ? 32 : 128}` : r);
     } catch {
-      ctx.addIssue({ code: 'custom', message: `not a CIDR range: ${r}` });
+      ctx.addIssue({ code: 'custom', message: `not an address or a CIDR range: ${r}` });
       return z.NEVER;
     }
   }
-  return ranges;
+  return parsed;
 });
 
 // TRUST_PROXY follows Express's "trust proxy": true/false, a hop count, or a list of addresses/subnets.
@@ -80,6 +84,46 @@ const schema = z.object({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
+  PASSWORD_LOGIN: flag.default(true),
+  SSO_CREATE_USERS: flag.default(false),
+  OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  OIDC_CLIENT_ID: z.string().optional(),
+  OIDC_CLIENT_SECRET: z.string().optional(),
+  OIDC_REDIRECT_URL: z.url({ protocol: /^https?$/ }).optional(),
+  OIDC_SCOPES: z
+    .string()
+    .regex(/(^|\s)openid(\s|$)/, 'must include openid')
+    .default('openid profile'),
+  OIDC_USERNAME_CLAIM: z.string().default('preferred_username'),
+  OIDC_GROUPS_CLAIM: z.string().default('groups'),
+  OIDC_ADMIN_GROUP: z.string().optional(),
+  OIDC_BUTTON_LABEL: z.string().max(60).default('Sign in with single sign-on'),
+  TRUSTED_AUTH_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'must be a header name, such as Remote-User')
+    .transform((v) => v.toLowerCase())
+    .optional(),
+  TRUSTED_PROXIES: cidrList.default([]),
+});
+
+/** Settings that only make sense together. */
+const combined = schema.superRefine((v, ctx) => {
+  const need = (name: keyof typeof v, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
+  if (v.OIDC_ISSUER !== undefined) {
+    if (v.OIDC_CLIENT_ID === undefined) need('OIDC_CLIENT_ID', 'required with OIDC_ISSUER');
+    if (v.OIDC_REDIRECT_URL === undefined && v.PUBLIC_URL === undefined) {
+      need('OIDC_REDIRECT_URL', 'required with OIDC_ISSUER when PUBLIC_URL is not set');
+    }
+  }
+  if (v.TRUSTED_AUTH_HEADER !== undefined && v.TRUSTED_PROXIES.length === 0) {
+    need('TRUSTED_PROXIES', 'required with TRUSTED_AUTH_HEADER: the addresses of the proxies that set it');
+  }
+  if (!v.PASSWORD_LOGIN && v.OIDC_ISSUER === undefined && v.TRUSTED_AUTH_HEADER === undefined) {
+    need('PASSWORD_LOGIN', 'false needs OIDC_ISSUER or TRUSTED_AUTH_HEADER, or nobody could sign in');
+  }
+  if (!v.PASSWORD_LOGIN && v.ALLOW_REGISTRATION) {
+    need('ALLOW_REGISTRATION', 'true needs PASSWORD_LOGIN (use SSO_CREATE_USERS with single sign-on)');
+  }
 });
 
 type Env = z.output<typeof schema>;
@@ -103,7 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { dotenvFile = 
   }
   // An empty variable counts as unset, as in most shells' `VAR= cmd`.
   for (const k of Object.keys(source)) if (source[k] === '') delete source[k];
-  const r = schema.safeParse(source);
+  const r = combined.safeParse(source);
   if (!r.success) {
     const issue = r.error.issues[0];
     const name = String(issue?.path[0] ?? 'environment');

@@ -45,3 +45,10 @@ export class TooManyFailures extends DomainError {
 
 /** A user id that names no user: a programming error (users are removed with all their data). */
 export const missingUser = (userId: number): Error => new Error(`user ${userId} does not exist`);
+
+/** Someone an identity provider or a trusted proxy vouches for, whom this server does not let in. */
+export class SignInRefused extends DomainError {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}

@@ -2,10 +2,13 @@ import type { Queryable } from '../db/pool';
 
 // The queries behind the web page's account pages and its administration.
 
-export type AccountRow = { id: number; username: string; is_admin: boolean };
+export type AccountRow = { id: number; username: string; is_admin: boolean; has_password: boolean };
 
 export async function findAccount(db: Queryable, userId: number): Promise<AccountRow | undefined> {
-  const r = await db.query<AccountRow>('SELECT id, username, is_admin FROM users WHERE id = $1', [userId]);
+  const r = await db.query<AccountRow>(
+    'SELECT id, username, is_admin, password_hash IS NOT NULL AS has_password FROM users WHERE id = $1',
+    [userId],
+  );
   return r.rows[0];
 }
 

@@ -9,14 +9,15 @@ import { checkNewCredentials, closeSession, credentialsChanged, openSession, typ
 // administration of users by an administrator.
 
 type Admin = Pick<AuthContext, 'db' | 'authCache'>;
-export type Account = { id: number; username: string; isAdmin: boolean };
+/** A user as the web page shows them; `hasPassword` is false for one who signs in only with single sign-on. */
+export type Account = { id: number; username: string; isAdmin: boolean; hasPassword: boolean };
 
 /** A browser session lasts 30 days; signing out or revoking it in the session list ends it sooner. */
 export const BROWSER_SESSION_TTL_SECONDS = 30 * 24 * 3600;
 
 export async function account(db: Queryable, userId: number): Promise<Account | undefined> {
   const row = await accounts.findAccount(db, userId);
-  return row && { id: row.id, username: row.username, isAdmin: row.is_admin };
+  return row && { id: row.id, username: row.username, isAdmin: row.is_admin, hasPassword: row.has_password };
 }
 
 /** Checks a username and password; the user's id, or undefined. */

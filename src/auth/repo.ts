@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/pool';
 import type { TokenKind } from './secrets';
 
-export type UserRow = { id: number; username: string; password_hash: string };
+/** A user; `password_hash` is null for a user who signs in only with single sign-on. */
+export type UserRow = { id: number; username: string; password_hash: string | null };
 export type TokenRow = {
   id: number;
   user_id: number;
@@ -20,7 +21,7 @@ export async function findUserByName(db: Queryable, username: string): Promise<U
 export async function insertUser(
   db: Queryable,
   username: string,
-  passwordHash: string,
+  passwordHash: string | null,
   admin = false,
 ): Promise<number> {
   const r = await db.query<{ id: number }>(

@@ -11,11 +11,12 @@ export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 47_104, timeC
 
 export const hashPassword = (password: string): Promise<string> => argon2.hash(password, ARGON2_OPTIONS);
 
-// Verified when the username is unknown, so that the answer takes as long as for a known one.
+// Verified when the username is unknown (or has no password), so that the answer takes as long as for a
+// known one.
 let dummyHash: Promise<string> | undefined;
 
-export async function verifyPassword(hash: string | undefined, password: string): Promise<boolean> {
-  if (hash === undefined) {
+export async function verifyPassword(hash: string | null | undefined, password: string): Promise<boolean> {
+  if (hash === undefined || hash === null) {
     dummyHash ??= hashPassword('castsync-dummy-password');
     await argon2.verify(await dummyHash, password).catch(() => false);
     return false;

@@ -17,10 +17,13 @@ import {
   type TokenKind,
 } from './secrets';
 
-/** What authentication needs: the database, the token lifetimes, and the cache of verified credentials. */
+/**
+ * What authentication needs: the database, the token lifetimes, whether account passwords sign in
+ * (PASSWORD_LOGIN; app passwords always do), and the cache of verified credentials.
+ */
 export type AuthContext = Readonly<{
   db: Db;
-  config: Pick<Config, 'accessTokenTtl' | 'refreshTokenTtl'>;
+  config: Pick<Config, 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordLogin'>;
   authCache: AuthCache;
 }>;
 type Admin = Pick<AuthContext, 'db' | 'authCache'>;
@@ -28,8 +31,12 @@ type Admin = Pick<AuthContext, 'db' | 'authCache'>;
 export const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 export const MIN_PASSWORD = 8;
 
-export function checkNewCredentials(username: string, password: string): void {
+export function checkUsername(username: string): void {
   if (!USERNAME.test(username)) throw new InvalidInput('Usernames are 1-64 characters of A-Z a-z 0-9 . _ -');
+}
+
+export function checkNewCredentials(username: string, password: string): void {
+  checkUsername(username);
   if (password.length < MIN_PASSWORD) throw new InvalidInput(`Passwords have at least ${MIN_PASSWORD} characters`);
 }
 
@@ -59,13 +66,13 @@ export const authenticateBrowser = (ctx: AuthContext, token: string): Promise<nu
 export const authenticateSession = (ctx: AuthContext, token: string): Promise<number | undefined> =>
   authenticateToken(ctx, token, ['session']);
 
-/** HTTP Basic: the password is the user's password or one of the user's app passwords. */
+/** HTTP Basic: the password is one of the user's app passwords, or (with PASSWORD_LOGIN) the user's password. */
 export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
   return ctx.authCache.resolve(basicKey(username, password), async () => {
     const user = await repo.findUserByName(ctx.db, username);
     const ok =
       (user !== undefined && looksLikeAppPassword(password) && (await authenticateBearer(ctx, password)) === user.id) ||
-      (await verifyPassword(user?.password_hash, password));
+      (ctx.config.passwordLogin && (await verifyPassword(user?.password_hash, password)));
     return ok && user ? { userId: user.id } : undefined;
   });
 }
@@ -94,7 +101,9 @@ async function issueSession(ctx: AuthContext, db: Queryable, userId: number, fam
   };
 }
 
+/** A /v1 login with the account's password: none when PASSWORD_LOGIN is false (apps use app passwords). */
 export async function login(ctx: AuthContext, username: string, password: string): Promise<Session | undefined> {
+  if (!ctx.config.passwordLogin) return undefined;
   const user = await repo.findUserByName(ctx.db, username);
   if (!(await verifyPassword(user?.password_hash, password)) || !user) return undefined;
   return withTransaction(ctx.db, (tx) => issueSession(ctx, tx, user.id, randomUUID()));
@@ -138,15 +147,17 @@ export async function credentialsChanged(ctx: Admin): Promise<void> {
 
 // Administration (the CLI).
 
+/** Creates a user; with a null password, one who signs in only with single sign-on (docs/sso.md). */
 export async function addUser(
   ctx: Pick<AuthContext, 'db'>,
   username: string,
-  password: string,
+  password: string | null,
   { admin = false } = {},
 ): Promise<number> {
-  checkNewCredentials(username, password);
+  if (password === null) checkUsername(username);
+  else checkNewCredentials(username, password);
   if (await repo.findUserByName(ctx.db, username)) throw new InvalidInput(`User ${username} already exists`);
-  return repo.insertUser(ctx.db, username, await hashPassword(password), admin);
+  return repo.insertUser(ctx.db, username, password === null ? null : await hashPassword(password), admin);
 }
 
 export async function setPassword(ctx: Admin, username: string, password: string): Promise<void> {

@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { inRanges } from '../addresses';
 
 /**
  * Which addresses the feed fetcher may connect to. By default only public unicast addresses: a server on
@@ -22,11 +23,7 @@ export function refusal(address: string, policy: AddressPolicy): string | undefi
   const range = ip.range();
   if (NEVER.has(range)) return `${range} address ${ip.toString()}`;
   if (range === 'unicast') return undefined;
-  if (policy.allowPrivate) return undefined;
-  for (const cidr of policy.allowCidrs) {
-    const [net, bits] = ipaddr.parseCIDR(cidr);
-    if (net.kind() === ip.kind() && ip.match([net, bits] as Parameters<typeof ip.match>[0])) return undefined;
-  }
+  if (policy.allowPrivate || inRanges(address, policy.allowCidrs)) return undefined;
   return `${range} address ${ip.toString()}`;
 }
 

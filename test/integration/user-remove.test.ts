@@ -1,6 +1,7 @@
 import { discoverNewFeeds } from '../../src/feeds/discover';
 import request from 'supertest';
 import { AuthCache } from '../../src/auth/cache';
+import { signInVouched } from '../../src/auth/identities';
 import { approveLoginFlow, removeUser } from '../../src/auth/service';
 import { startImport } from '../../src/transfer/jobs';
 import { as, testApp, type TestApp } from '../helpers/app';
@@ -63,6 +64,12 @@ test('user remove leaves no row with that user id in any table', async () => {
   );
   // An import started on the web page (its job never runs here).
   await startImport(t.db, u.id, { source: 'archive', document: '{}' }, true);
+  // A person at an OpenID provider, linked to the user.
+  await signInVouched(
+    t.db,
+    { username: u.name, provider: { issuer: 'https://id.example', subject: 'u' } },
+    { createUsers: false },
+  );
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);

@@ -47,4 +47,50 @@ describe('configuration', () => {
       'https://sync.example.org/castsync',
     );
   });
+
+  test('single sign-on is off by default, and passwords sign in', () => {
+    expect(load({})).toMatchObject({
+      passwordLogin: true,
+      ssoCreateUsers: false,
+      oidcIssuer: undefined,
+      oidcScopes: 'openid profile',
+      oidcUsernameClaim: 'preferred_username',
+      oidcGroupsClaim: 'groups',
+      oidcButtonLabel: 'Sign in with single sign-on',
+      trustedAuthHeader: undefined,
+      trustedProxies: [],
+    });
+  });
+
+  test('TRUSTED_PROXIES takes addresses and ranges; the header name is matched in any case', () => {
+    const c = load({ TRUSTED_AUTH_HEADER: 'Remote-User', TRUSTED_PROXIES: '10.0.0.0/8, 192.168.1.5,::1' });
+    expect(c.trustedProxies).toEqual(['10.0.0.0/8', '192.168.1.5/32', '::1/128']);
+    expect(c.trustedAuthHeader).toBe('remote-user');
+  });
+
+  test.each([
+    [{ OIDC_ISSUER: 'https://id.example', PUBLIC_URL: 'https://sync.example' }, 'OIDC_CLIENT_ID'],
+    [{ OIDC_ISSUER: 'https://id.example', OIDC_CLIENT_ID: 'castsync' }, 'OIDC_REDIRECT_URL'],
+    [{ OIDC_ISSUER: 'ftp://id.example' }, 'OIDC_ISSUER'],
+    [{ OIDC_SCOPES: 'profile email' }, 'OIDC_SCOPES'],
+    [{ TRUSTED_AUTH_HEADER: 'Remote-User' }, 'TRUSTED_PROXIES'],
+    [{ TRUSTED_AUTH_HEADER: 'Remote User', TRUSTED_PROXIES: '10.0.0.1' }, 'TRUSTED_AUTH_HEADER'],
+    [{ TRUSTED_AUTH_HEADER: 'Remote-User', TRUSTED_PROXIES: '10.0.0.300' }, 'TRUSTED_PROXIES'],
+    [{ PASSWORD_LOGIN: 'false' }, 'PASSWORD_LOGIN'],
+    [
+      { PASSWORD_LOGIN: 'false', TRUSTED_AUTH_HEADER: 'X-User', TRUSTED_PROXIES: '::1', ALLOW_REGISTRATION: 'true' },
+      'ALLOW_REGISTRATION',
+    ],
+  ])('%j is refused, naming %s', (env, name) => {
+    expect(() => load(env)).toThrow(new RegExp(`^Invalid ${name}`));
+  });
+
+  test('OIDC with PUBLIC_URL needs no redirect URL of its own', () => {
+    const c = load({
+      OIDC_ISSUER: 'https://id.example/realms/home',
+      OIDC_CLIENT_ID: 'castsync',
+      PUBLIC_URL: 'https://s.example',
+    });
+    expect(c).toMatchObject({ oidcIssuer: 'https://id.example/realms/home', oidcClientId: 'castsync' });
+  });
 });
