@@ -25,7 +25,14 @@ export function accountRoutes(ctx: ApiContext): Router {
   const accountPage = async (req: Request, res: Response, notices: Notice[] = []) => {
     const sessions = await auth.listSessions(ctx.db, currentUser(req));
     const current = await accounts.browserSessionId(ctx.db, res.locals.session!);
-    render(res, 'account', { title: 'Account', notices, sessions, currentSession: current, when });
+    render(res, 'account', {
+      title: 'Account',
+      notices,
+      sessions,
+      currentSession: current,
+      passwordLogin: ctx.config.passwordLogin,
+      when,
+    });
   };
   route(r, '/web/account', { get: (req, res) => accountPage(req, res) });
   route(r, '/web/account/password', {

@@ -11,8 +11,10 @@ import { render, type Notice } from './views';
 /** Administrators' pages: the users of the server, created, removed, given a new password. */
 export function adminRoutes(ctx: ApiContext): Router {
   const r = Router();
+  // With single sign-on, a user may be made without a password: they sign in with the provider or proxy.
+  const sso = ctx.config.oidcIssuer !== undefined || ctx.config.trustedAuthHeader !== undefined;
   const usersPage = async (_req: Request, res: Response, notices: Notice[] = []) => {
-    render(res, 'admin-users', { title: 'Users', users: await auth.listUsers(ctx.db), notices, when });
+    render(res, 'admin-users', { title: 'Users', users: await auth.listUsers(ctx.db), notices, when, sso });
   };
   /** Runs an administrator's action and says what it did (a refused input is shown on the same page). */
   const act = async (req: Request, res: Response, action: () => Promise<string>) => {
@@ -30,7 +32,8 @@ export function adminRoutes(ctx: ApiContext): Router {
         act(req, res, async () => {
           const username = (formField(req, 'username') ?? '').trim();
           const admin = formField(req, 'admin') === 'on';
-          await auth.addUser(ctx, username, formField(req, 'password') ?? '', { admin });
+          const password = formField(req, 'password') ?? '';
+          await auth.addUser(ctx, username, sso && password === '' ? null : password, { admin });
           return `User ${username} created${admin ? ' (administrator)' : ''}.`;
         }),
     },

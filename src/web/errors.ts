@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { MulterError } from 'multer';
-import { CredentialsRefused, Deleted, InvalidInput, NotFound, TooManyFailures } from '../errors';
+import { CredentialsRefused, Deleted, InvalidInput, NotFound, SignInRefused, TooManyFailures } from '../errors';
 import { HttpError } from '../http/errors';
 import { lastResort } from '../http/error-handler';
 import type { Logger } from '../logger';
@@ -36,6 +36,7 @@ function pageError(err: unknown): HttpError | undefined {
   if (err instanceof Deleted) return new HttpError(410, 'This feed was deleted.');
   if (err instanceof InvalidInput) return new HttpError(400, err.reason);
   if (err instanceof CredentialsRefused) return new HttpError(401, 'Wrong username or password.');
+  if (err instanceof SignInRefused) return new HttpError(403, err.reason);
   if (err instanceof TooManyFailures) {
     return new HttpError(429, `Too many failed sign-ins: try again in ${err.retryAfter} seconds.`, {
       'Retry-After': String(err.retryAfter),

@@ -9,6 +9,7 @@ import { duplicateRoutes } from './duplicates';
 import { adminRoutes } from './admin';
 import { again, PageError, pageErrors } from './errors';
 import { flowRoutes } from './flow';
+import { oidcSignIn } from './oidc';
 import { archiveUpload, movingRoutes } from './moving';
 import {
   checkCsrf,
@@ -17,16 +18,14 @@ import {
   formField,
   loadSession,
   presessionToken,
+  safeNext,
   signedIn,
-  startSession,
+  signInAs,
 } from './session';
 import { startOverRoutes } from './start-over';
+import { trustedProxySignIn } from './trusted-proxy';
 import { opmlUpload, subscriptionRoutes } from './subscriptions';
 import { render, STATIC_DIR, type Notice } from './views';
-
-/** Where to go after sign-in: a path of this site only (never `//host` or a URL elsewhere). */
-const safeNext = (next: string | undefined): string =>
-  next && /^\/(?![/\\])/.test(next) ? next : '/web/subscriptions';
 
 /**
  * The web page for people: sign-in at `/`, everything else under `/web`, the Nextcloud approval page at
@@ -35,9 +34,11 @@ const safeNext = (next: string | undefined): string =>
  */
 export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const r = Router();
-  const session = loadSession(ctx);
+  // A trusted proxy's header signs the browser in after its cookie was read (docs/sso.md).
+  const session = [loadSession(ctx), ...(ctx.config.trustedAuthHeader ? [trustedProxySignIn(ctx)] : [])];
+  const oidc = oidcSignIn(ctx);
   const forms = express.urlencoded({ extended: false, limit: '64kb' });
-  const registration = ctx.config.allowRegistration;
+  const { allowRegistration: registration, passwordLogin } = ctx.config;
 
   r.use('/static', express.static(STATIC_DIR, { index: false, maxAge: '1h' }));
   // Feed artwork comes from the feeds' own hosts; nothing else on these pages is from elsewhere.
@@ -45,14 +46,18 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     res.set('Content-Security-Policy', CSP);
     next();
   });
-  const signInPage = (req: Request, res: Response, notices: Notice[] = []) => {
+  const signInPage = async (req: Request, res: Response, notices: Notice[] = []) => {
+    const signedOut = req.method === 'GET' && req.query.signed_out !== undefined;
     render(res, 'sign-in', {
       title: 'Sign in',
       csrf: presessionToken(req, res),
       next: typeof req.query.next === 'string' ? req.query.next : (formField(req, 'next') ?? ''),
       username: formField(req, 'username') ?? '',
       registration,
-      notices,
+      passwordLogin,
+      oidcLabel: oidc?.label,
+      endSessionUrl: signedOut ? await oidc?.endSessionUrl() : undefined,
+      notices: signedOut ? [{ kind: 'ok', text: 'You are signed out of castsync.' }, ...notices] : notices,
     });
   };
   const registerPage = (req: Request, res: Response, notices: Notice[] = []) => {
@@ -69,28 +74,33 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     '/web/register',
     again((req, res, notice) => registerPage(req, res, [notice])),
   );
-  r.use(['/web', '/login/flow'], session, forms);
+  r.use(['/web', '/login/flow'], ...session, forms);
 
   route(r, '/', {
     get: [
-      session,
-      (req, res) => {
+      (_req, res, next) => {
         res.set('Content-Security-Policy', CSP);
+        next();
+      },
+      ...session,
+      async (req, res) => {
         if (res.locals.account) return res.redirect(303, safeNext(req.query.next as string | undefined));
-        signInPage(req, res);
+        await signInPage(req, res);
       },
     ],
   });
   route(r, '/web/sign-in', {
     post: async (req, res) => {
+      if (!passwordLogin) {
+        throw new PageError(404, 'Signing in with a password is turned off on this server: use single sign-on.');
+      }
       checkPresession(req);
       const username = formField(req, 'username') ?? '';
       const password = formField(req, 'password') ?? '';
       const userId = await limits.login.attempt(clientKey(req, username), () =>
         accounts.checkPassword(ctx.db, username, password),
       );
-      const token = await accounts.openBrowserSession(ctx.db, userId, req.headers['user-agent']);
-      startSession(req, res, token);
+      await signInAs(ctx, req, res, userId);
       res.redirect(303, safeNext(formField(req, 'next')));
     },
   });
@@ -101,7 +111,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
       async (req, res) => {
         await accounts.closeBrowserSession(ctx, res.locals.session!);
         endSession(req, res);
-        res.redirect(303, '/');
+        res.redirect(303, '/?signed_out');
       },
     ],
   });
@@ -112,11 +122,12 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
       checkPresession(req);
       // Never an administrator: those are made with the CLI (`user add --admin`, `user admin NAME`).
       const userId = await auth.addUser(ctx, formField(req, 'username') ?? '', formField(req, 'password') ?? '');
-      startSession(req, res, await accounts.openBrowserSession(ctx.db, userId, req.headers['user-agent']));
+      await signInAs(ctx, req, res, userId);
       res.redirect(303, '/web/subscriptions');
     },
   });
 
+  if (oidc) r.use(oidc.routes);
   r.use('/web', signedIn);
   r.use('/web/opml', opmlUpload(ctx));
   r.use('/web/import/archive', archiveUpload(ctx));

@@ -30,12 +30,12 @@ export function cookie(req: Request, name: string): string | undefined {
 }
 
 /** HttpOnly, SameSite, and Secure when the request came over https (TRUST_PROXY tells behind a proxy). */
-function setCookie(req: Request, res: Response, name: string, value: string, attributes: string): void {
+export function setCookie(req: Request, res: Response, name: string, value: string, attributes: string): void {
   const secure = req.secure ? '; Secure' : '';
   res.append('Set-Cookie', `${name}=${value}; Path=/; HttpOnly; ${attributes}${secure}`);
 }
 
-export function startSession(req: Request, res: Response, token: string): void {
+function startSession(req: Request, res: Response, token: string): void {
   setCookie(req, res, SESSION_COOKIE, token, `SameSite=Lax; Max-Age=${accounts.BROWSER_SESSION_TTL_SECONDS}`);
 }
 
@@ -71,10 +71,22 @@ export function checkPresession(req: Request): void {
   if (!sent || !expected || !same(sent, expected)) throw csrfRefused();
 }
 
+/** Where to go after sign-in: a path of this site only (never `//host` or a URL elsewhere). */
+export const safeNext = (next: string | undefined): string =>
+  next && /^\/(?![/\\])/.test(next) ? next : '/web/subscriptions';
+
 export const formField = (req: Request, name: string): string | undefined => {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];
   return typeof v === 'string' ? v : undefined;
 };
+
+/** This request is the account's, in the browser session with this cookie value. */
+function signedInWith(req: Request, res: Response, account: accounts.Account, token: string): void {
+  res.locals.account = account;
+  res.locals.session = token;
+  res.locals.csrf = csrfOf(token);
+  req.userId = account.id;
+}
 
 /**
  * Loads the signed-in user when the browser has a live session: `res.locals.account`, the session and its
@@ -85,14 +97,17 @@ export function loadSession(ctx: ApiContext): RequestHandler {
     const token = cookie(req, SESSION_COOKIE);
     const userId = token ? await auth.authenticateBrowser(ctx, token) : undefined;
     const account = userId === undefined ? undefined : await accounts.account(ctx.db, userId);
-    if (account && token) {
-      res.locals.account = account;
-      res.locals.session = token;
-      res.locals.csrf = csrfOf(token);
-      req.userId = account.id;
-    }
+    if (account && token) signedInWith(req, res, account, token);
     next();
   };
+}
+
+/** Signs the browser in as the user: a new browser session, its cookie, and this request is theirs. */
+export async function signInAs(ctx: ApiContext, req: Request, res: Response, userId: number): Promise<void> {
+  const token = await accounts.openBrowserSession(ctx.db, userId, req.headers['user-agent']);
+  const account = await accounts.account(ctx.db, userId);
+  startSession(req, res, token);
+  if (account) signedInWith(req, res, account, token);
 }
 
 /** Pages for signed-in users: anyone else is sent to the sign-in page, and back here after it. */

@@ -60,7 +60,8 @@ test('sign in, add a feed, see it, unsubscribe; OPML into a second user; sign ou
   writeFileSync(file, opml);
 
   expect(await submit(page, 'form[action="/web/sign-out"] button')).toBe(200);
-  expect(page.url()).toBe(`${origin}/`);
+  expect(page.url()).toBe(`${origin}/?signed_out`);
+  expect(await page.$eval('main', (m) => m.textContent)).toContain('You are signed out of castsync.');
   await page.goto(`${origin}/web/subscriptions`);
   expect(page.url()).toBe(`${origin}/?next=%2Fweb%2Fsubscriptions`);
 

@@ -43,6 +43,14 @@ export async function submit(page: Page, selector: string): Promise<number> {
 export const text = (page: Page, selector: string) =>
   page.$$eval(selector, (els) => els.map((e) => e.textContent?.trim()));
 
+/** Debian's Chromium, headless (without its sandbox as root, which it refuses otherwise). */
+export const launchBrowser = (): Promise<Browser> =>
+  puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
+
 /**
  * An app served on loopback and a browser for a test file: started before its tests, stopped after them.
  * Use its fields inside tests only.
@@ -55,11 +63,7 @@ export function browserWorld() {
     w.server = http.createServer(w.t.app);
     await new Promise<void>((resolve) => w.server.listen(0, '127.0.0.1', resolve));
     w.origin = `http://127.0.0.1:${(w.server.address() as AddressInfo).port}`;
-    w.browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    });
+    w.browser = await launchBrowser();
   });
   afterAll(async () => {
     await w.browser?.close();

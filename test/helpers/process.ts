@@ -55,9 +55,9 @@ process.on('exit', () => {
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 90_000,
-  { npm = false } = {},
+  { npm = false, port: chosen }: { npm?: boolean; port?: number } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = chosen ?? (await freePort());
   const start = startCommand();
   const [command, args] = npm ? ['npm', ['start', '--ignore-scripts', '--silent']] : [process.execPath, start.args];
   const child = spawn(command, args, {
@@ -157,30 +157,73 @@ export async function call(origin: string, method: string, path: string, authori
 
 export type Cluster = { url: string; stop: () => Promise<void> };
 
-/** Starts test/helpers/cluster.mjs: a PostgreSQL server of its own, in dataDir, on port. */
-export async function startCluster(dataDir: string, port: number): Promise<Cluster> {
-  const child = spawn(process.execPath, ['test/helpers/cluster.mjs', dataDir, String(port)], {
+/**
+ * Runs one of the test/helpers scripts that print "ready VALUE" once they serve: the value, and how to
+ * stop the script (SIGTERM, then its exit).
+ */
+async function startHelper(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ ready: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [`test/helpers/${script}`, ...args], {
     cwd: root,
-    env: baseEnv({}),
+    env: baseEnv(env),
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(child.pid!);
+  const exited = new Promise((r) => child.on('exit', r));
+  void exited.then(() => started.delete(child.pid!));
   let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
+  const ready = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /ready (\S+)/.exec(out);
       if (m) resolve(m[1]!);
     });
     child.stderr!.on('data', (d) => (out += d));
-    child.on('exit', () => reject(new Error(`cluster exited:\n${out}`)));
+    child.on('exit', () => reject(new Error(`${script} exited:\n${out}`)));
   });
-  const exited = new Promise((r) => child.on('exit', r));
   return {
-    url,
+    ready,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
     },
+  };
+}
+
+/** Starts test/helpers/cluster.mjs: a PostgreSQL server of its own, in dataDir, on port. */
+export async function startCluster(dataDir: string, port: number): Promise<Cluster> {
+  const { ready, stop } = await startHelper('cluster.mjs', [dataDir, String(port)], {});
+  return { url: ready, stop };
+}
+
+export type OidcProvider = {
+  issuer: string;
+  setCodeTtl: (seconds: number) => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+/**
+ * Starts test/helpers/oidc-provider.mjs: a real OpenID provider (oidc-provider) on loopback, with one
+ * client and the people given ({ sub: claims }).
+ */
+export async function startOidcProvider(
+  client: Record<string, unknown>,
+  accounts: Record<string, Record<string, unknown>>,
+): Promise<OidcProvider> {
+  const { ready: issuer, stop } = await startHelper('oidc-provider.mjs', [String(await freePort())], {
+    OIDC_TEST_CLIENT: JSON.stringify(client),
+    OIDC_TEST_ACCOUNTS: JSON.stringify(accounts),
+  });
+  return {
+    issuer,
+    setCodeTtl: async (seconds) => {
+      await fetch(`${issuer}/test/code-ttl?seconds=${seconds}`, { method: 'POST' });
+    },
+    stop,
   };
 }
 
