@@ -7,7 +7,7 @@ import * as repo from './repo';
 // page, GET /v1/feeds/{guid}). Subscription writes note new feeds; the fetcher finds them due.
 
 /** What is known of a feed; null fields are not known (yet). */
-export type FeedInfo = Omit<FeedFacts, 'newFeedUrl'> & {
+export type FeedInfo = Omit<FeedFacts, 'newFeedUrl' | 'items'> & {
   feedUrl: string;
   movedTo: string | null;
   lastFetch: Date | null;

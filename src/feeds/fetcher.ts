@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import type { Db } from '../db/pool';
+import { withTransaction, type Db } from '../db/pool';
 import type { TaskList } from '../jobs/worker';
 import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
@@ -86,7 +86,10 @@ async function fetchOne(
     const facts = res.kind === 'body' ? parseFeed(res.body) : null;
     const movedTo = newHome(feed.feed_url, res.movedTo, facts?.newFeedUrl);
     const validators = res.kind === 'body' ? res.validators : { etag: feed.etag, lastModified: feed.last_modified };
-    await repo.saveFetched(db, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
+    await withTransaction(db, async (tx) => {
+      await repo.saveFetched(tx, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
+      if (facts) await repo.saveItems(tx, feed.url_hash, facts.items);
+    });
     await applyLearnt(db, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, movedTo);
     if (movedTo) log.info({ movedTo }, 'feed moved');
     return res.kind === 'body' ? 'fetched' : 'not_modified';

@@ -1,7 +1,30 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/urls';
 
-/** What castsync keeps of a feed's channel (RSS 2.0) or feed element (Atom). Items are not read. */
+/** One episode of a feed, as its item (RSS 2.0) or entry (Atom) gives it. */
+export type FeedItem = {
+  /** The guid, else the enclosure URL: how the item is known within its feed. */
+  key: string;
+  guid: string | null;
+  title: string | null;
+  enclosureUrl: string | null;
+  enclosureType: string | null;
+  enclosureLength: number | null;
+  publishedAt: Date | null;
+  /** Seconds. */
+  duration: number | null;
+  link: string | null;
+  artworkUrl: string | null;
+  season: number | null;
+  episode: number | null;
+  /** Its place in the document (0: first). */
+  ord: number;
+};
+
+/** The newest items kept of a feed. */
+export const MAX_ITEMS = 1000;
+
+/** What castsync keeps of a feed's channel (RSS 2.0) or feed element (Atom), and its newest items. */
 export type FeedFacts = {
   title: string | null;
   description: string | null;
@@ -13,6 +36,8 @@ export type FeedFacts = {
   podcastGuid: string | null;
   /** `itunes:new-feed-url`: where the feed says it now lives. */
   newFeedUrl: string | null;
+  /** The newest MAX_ITEMS items (by date; undated ones after, in document order). */
+  items: FeedItem[];
 };
 
 export class FeedParseError extends Error {}
@@ -26,8 +51,8 @@ const parser = new XMLParser({
   // are refused before the parser sees them.
   processEntities: { enabled: true, maxEntityCount: 1, maxTotalExpansions: 100_000, maxExpandedLength: 1_000_000 },
   htmlEntities: false,
-  // Episodes are not castsync's business: their text is skipped, not parsed.
-  stopNodes: ['*.item', '*.entry'],
+  // Episodes' show notes are not kept: their markup is skipped, not parsed.
+  stopNodes: ['*.item.description', '*.item.content:encoded', '*.entry.content', '*.entry.summary'],
 });
 
 type Node = unknown;
@@ -67,6 +92,88 @@ function webUrl(value: string | null): string | null {
 
 const guidOf = (node: Node): string | null => parseGuid(text(node) ?? '') ?? null;
 
+const list = (node: Node): Node[] => (node === undefined ? [] : Array.isArray(node) ? node : [node]);
+
+/** A whole number in a sane range, or null. */
+function count(value: string | null, max = 2_147_483_647): number | null {
+  if (value === null || !/^\d{1,15}$/.test(value)) return null;
+  const n = Number(value);
+  return n <= max ? n : null;
+}
+
+/** itunes:duration: seconds, MM:SS or HH:MM:SS (fractions dropped). */
+function duration(value: string | null): number | null {
+  if (value === null) return null;
+  const parts = value.split('.')[0]!.split(':');
+  if (parts.length > 3 || parts.some((p) => !/^\d{1,9}$/.test(p))) return null;
+  const seconds = parts.reduce((total, p) => total * 60 + Number(p), 0);
+  return seconds <= 2_147_483_647 ? seconds : null;
+}
+
+function date(value: string | null): Date | null {
+  const t = value === null ? NaN : Date.parse(value);
+  return Number.isNaN(t) ? null : new Date(t);
+}
+
+/** An item, or null when it names neither a guid nor an enclosure (nothing to know it by). */
+function item(fields: Omit<FeedItem, 'key'>): FeedItem | null {
+  const key = fields.guid ?? fields.enclosureUrl;
+  return key === null ? null : { key, ...fields };
+}
+
+function rssItem(it: Record<string, Node>, ord: number): FeedItem | null {
+  const enclosure = list(it['enclosure'])[0];
+  return item({
+    guid: text(it['guid'], 2048),
+    title: text(it['title']),
+    enclosureUrl: webUrl(attr(enclosure, 'url')),
+    enclosureType: attr(enclosure, 'type')?.slice(0, 100) ?? null,
+    enclosureLength: count(attr(enclosure, 'length'), Number.MAX_SAFE_INTEGER),
+    publishedAt: date(text(it['pubDate']) ?? text(it['dc:date'])),
+    duration: duration(text(it['itunes:duration'])),
+    link: webUrl(text(it['link'], 2048)),
+    artworkUrl: webUrl(attr(it['itunes:image'], 'href')),
+    season: count(text(it['podcast:season']) ?? text(it['itunes:season'])),
+    episode: count(text(it['podcast:episode']) ?? text(it['itunes:episode'])),
+    ord,
+  });
+}
+
+function atomItem(entry: Record<string, Node>, ord: number): FeedItem | null {
+  const links = list(entry['link']);
+  const enclosure = links.find((l) => attr(l, 'rel') === 'enclosure');
+  const alternate = links.find((l) => ['alternate', null].includes(attr(l, 'rel')) && attr(l, 'href'));
+  return item({
+    guid: text(entry['id'], 2048),
+    title: text(entry['title']),
+    enclosureUrl: webUrl(attr(enclosure, 'href')),
+    enclosureType: attr(enclosure, 'type')?.slice(0, 100) ?? null,
+    enclosureLength: count(attr(enclosure, 'length'), Number.MAX_SAFE_INTEGER),
+    publishedAt: date(text(entry['published']) ?? text(entry['updated'])),
+    duration: duration(text(entry['itunes:duration'])),
+    link: webUrl(alternate ? attr(alternate, 'href') : null),
+    artworkUrl: webUrl(attr(entry['itunes:image'], 'href')),
+    season: count(text(entry['podcast:season']) ?? text(entry['itunes:season'])),
+    episode: count(text(entry['podcast:episode']) ?? text(entry['itunes:episode'])),
+    ord,
+  });
+}
+
+/** The newest MAX_ITEMS distinct items: by date, newest first; undated ones after, in document order. */
+function newest(nodes: Node[], read: (node: Record<string, Node>, ord: number) => FeedItem | null): FeedItem[] {
+  const seen = new Set<string>();
+  const items: FeedItem[] = [];
+  nodes.forEach((node, ord) => {
+    const it = node !== null && typeof node === 'object' ? read(node as Record<string, Node>, ord) : null;
+    if (it && !seen.has(it.key)) {
+      seen.add(it.key);
+      items.push(it);
+    }
+  });
+  const time = (i: FeedItem) => i.publishedAt?.getTime() ?? -Infinity;
+  return items.sort((a, b) => time(b) - time(a) || a.ord - b.ord).slice(0, MAX_ITEMS);
+}
+
 function rssFacts(ch: Record<string, Node>): FeedFacts {
   const image = ch['image'] as Record<string, Node> | undefined;
   const links = Array.isArray(ch['link']) ? ch['link'] : [ch['link']];
@@ -79,6 +186,7 @@ function rssFacts(ch: Record<string, Node>): FeedFacts {
     language: text(ch['language'], 35),
     podcastGuid: guidOf(ch['podcast:guid']),
     newFeedUrl: webUrl(text(ch['itunes:new-feed-url'], 2048)),
+    items: newest(list(ch['item']), rssItem),
   };
 }
 
@@ -95,6 +203,7 @@ function atomFacts(feed: Record<string, Node>): FeedFacts {
     language: attr(feed, 'xml:lang')?.slice(0, 35) ?? null,
     podcastGuid: guidOf(feed['podcast:guid']),
     newFeedUrl: webUrl(text(feed['itunes:new-feed-url'], 2048)),
+    items: newest(list(feed['entry']), atomItem),
   };
 }
 
