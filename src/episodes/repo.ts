@@ -235,9 +235,13 @@ export async function recentPlays(
   db: Queryable,
   userId: number,
   limit: number,
-): Promise<(ActionRow & { podcast_title: string | null })[]> {
-  const r = await db.query<ActionRow & { podcast_title: string | null }>(
-    `SELECT ${ACTION_COLUMNS}, f.title AS podcast_title
+): Promise<(ActionRow & { podcast_title: string | null; episode_title: string | null })[]> {
+  // The episode's title from its feed's items: by the enclosure URL's key, else by guid in the podcast.
+  const r = await db.query<ActionRow & { podcast_title: string | null; episode_title: string | null }>(
+    `SELECT ${ACTION_COLUMNS}, f.title AS podcast_title,
+            coalesce((SELECT i.title FROM feed_items i WHERE i.enclosure_hash = a.episode_hash LIMIT 1),
+                     (SELECT i.title FROM feed_items i
+                       WHERE i.feed_hash = a.podcast_hash AND i.item_key = a.episode_guid)) AS episode_title
        FROM episode_actions a LEFT JOIN feeds f ON f.url_hash = a.podcast_hash
       WHERE a.user_id = $1 AND a.action = 'play'
       ORDER BY a.changed DESC, a.id DESC LIMIT $2`,

@@ -165,9 +165,9 @@ export async function recentPlays(
   db: Queryable,
   userId: number,
   limit: number,
-): Promise<(StoredAction & { podcastTitle: string | null })[]> {
+): Promise<(StoredAction & { podcastTitle: string | null; episodeTitle: string | null })[]> {
   const rows = await repo.recentPlays(db, userId, limit);
-  return rows.map((x) => ({ ...storedOf(x), podcastTitle: x.podcast_title }));
+  return rows.map((x) => ({ ...storedOf(x), podcastTitle: x.podcast_title, episodeTitle: x.episode_title }));
 }
 
 /** Forgets every action of the user (a start-over, in the caller's transaction); returns how many. */

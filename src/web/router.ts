@@ -9,6 +9,7 @@ import { duplicateRoutes } from './duplicates';
 import { adminRoutes } from './admin';
 import { again, PageError, pageErrors } from './errors';
 import { flowRoutes } from './flow';
+import { listeningRoutes } from './listening';
 import { oidcSignIn } from './oidc';
 import { archiveUpload, movingRoutes } from './moving';
 import {
@@ -140,6 +141,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     movingRoutes(ctx),
     adminRoutes(ctx),
     flowRoutes(ctx),
+    listeningRoutes(ctx),
   );
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');
@@ -151,6 +153,8 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
 const CSP = [
   "default-src 'self'",
   "img-src 'self' data: https: http:",
+  // The player plays episodes from the podcasts' own hosts (castsync does not proxy media).
+  "media-src 'self' https: http:",
   "style-src 'self'",
   "script-src 'self'",
   "form-action 'self'",

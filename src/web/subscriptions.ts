@@ -120,7 +120,7 @@ export function subscriptionRoutes(ctx: ApiContext): Router {
   return r;
 }
 
-function guidOf(req: Request): string {
+export function guidOf(req: Request): string {
   const guid = parseGuid(String(req.params.guid));
   if (guid === undefined) throw new PageError(404, 'There is no such feed in your list.');
   return guid;

@@ -43,12 +43,15 @@ export async function submit(page: Page, selector: string): Promise<number> {
 export const text = (page: Page, selector: string) =>
   page.$$eval(selector, (els) => els.map((e) => e.textContent?.trim()));
 
-/** Debian's Chromium, headless (without its sandbox as root, which it refuses otherwise). */
+/**
+ * Debian's Chromium, headless (without its sandbox as root, which it refuses otherwise); media may play
+ * when a test says so, without a click on the player.
+ */
 export const launchBrowser = (): Promise<Browser> =>
   puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+    args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--autoplay-policy=no-user-gesture-required'],
   });
 
 /**

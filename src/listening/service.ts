@@ -1,0 +1,129 @@
+import type { Queryable } from '../db/pool';
+import * as episodes from '../episodes/service';
+import type { FeedItem } from '../feeds/parse';
+import { NotFound } from '../errors';
+import { urlHashOf } from '../subscriptions/urls';
+import * as repo from './repo';
+
+// Listening: a feed's episodes with where the user is in each (docs/web.md), from the items the fetcher
+// read and the episode actions every app uploaded; and the web player's writes, which are episode actions
+// like an app's (device "web").
+
+/** The device the web page's player writes as. */
+export const WEB_DEVICE = 'web';
+
+/** A play within the last 5 % (or marked played: to the end) counts as played. */
+const PLAYED_SHARE = 0.95;
+
+/** One episode as its feed lists it, and the user's state of it as the apps said. */
+export type Episode = Omit<FeedItem, 'key' | 'enclosureLength' | 'duration' | 'ord'> & {
+  id: string;
+  podcastTitle: string | null;
+  feedUrl: string;
+  /** Seconds: the feed's, else the last play's total. */
+  duration: number | null;
+  /** The latest play: where it stopped, when, on which device; none if never played. */
+  position: number | null;
+  playedAt: Date | null;
+  device: string | null;
+  played: boolean;
+  /** 0-1, when both the position and the length are known. */
+  progress: number | null;
+  downloaded: boolean;
+  deleted: boolean;
+};
+
+function episodeOf(r: repo.EpisodeRow): Episode {
+  const length = r.total && r.total > 0 ? r.total : r.duration;
+  const progress = r.position !== null && length ? Math.min(1, r.position / length) : null;
+  const later = (a: Date | null, b: Date | null) => a !== null && (b === null || a > b);
+  return {
+    id: r.id,
+    podcastTitle: r.podcast_title,
+    feedUrl: r.feed_url,
+    guid: r.guid,
+    title: r.title,
+    enclosureUrl: r.enclosure_url,
+    enclosureType: r.enclosure_type,
+    publishedAt: r.published_at,
+    duration: length,
+    link: r.link,
+    artworkUrl: r.artwork_url,
+    season: r.season,
+    episode: r.episode,
+    position: r.position,
+    playedAt: r.played_at,
+    device: r.device,
+    played: progress !== null && progress >= PLAYED_SHARE,
+    progress,
+    downloaded: later(r.downloaded_at, r.deleted_at),
+    deleted: later(r.deleted_at, r.downloaded_at),
+  };
+}
+
+/** A page of the episodes of a feed the user has a record of, newest first, titles containing `search`. */
+export async function feedEpisodes(
+  db: Queryable,
+  userId: number,
+  feedUrl: string,
+  query: { search: string; page: number; perPage: number },
+): Promise<{ episodes: Episode[]; total: number }> {
+  const hash = urlHashOf(feedUrl);
+  if (hash === undefined) return { episodes: [], total: 0 };
+  const { rows, total } = await repo.feedEpisodes(db, userId, hash, {
+    search: query.search,
+    limit: query.perPage,
+    offset: (query.page - 1) * query.perPage,
+  });
+  return { episodes: rows.map(episodeOf), total };
+}
+
+/** One episode of a feed the user has a record of; NotFound otherwise. */
+export async function episode(db: Queryable, userId: number, id: string): Promise<Episode> {
+  const row = /^\d{1,18}$/.test(id) ? await repo.episode(db, userId, id) : undefined;
+  if (!row) throw new NotFound();
+  return episodeOf(row);
+}
+
+/** What to continue: the episodes the user played lately and has not finished, newest play first. */
+export async function inProgress(db: Queryable, userId: number, limit = 50): Promise<Episode[]> {
+  const rows = await repo.recentlyPlayed(db, userId, 200);
+  return rows
+    .map(episodeOf)
+    .filter((e) => !e.played && (e.position ?? 0) > 0)
+    .slice(0, limit);
+}
+
+/**
+ * The web player's position, stored as an app's would be: a play from `started` to `position` of
+ * `total` seconds, device "web", now.
+ */
+export async function savePosition(
+  db: Queryable,
+  userId: number,
+  id: string,
+  at: { started?: number | undefined; position: number; total?: number | undefined },
+): Promise<void> {
+  const e = await episode(db, userId, id);
+  if (e.enclosureUrl === null) throw new NotFound();
+  await episodes.record(db, userId, [
+    {
+      podcastUrl: e.feedUrl,
+      episodeUrl: e.enclosureUrl,
+      guid: e.guid ?? undefined,
+      action: 'play',
+      at: new Date(),
+      started: at.started,
+      position: at.position,
+      total: at.total ?? e.duration ?? undefined,
+      device: WEB_DEVICE,
+    },
+  ]);
+}
+
+/** Marks the episode played: a play to its end (its length as known, else one second). */
+export async function markPlayed(db: Queryable, userId: number, id: string): Promise<void> {
+  const e = await episode(db, userId, id);
+  const length = e.duration ?? 1;
+  await savePosition(db, userId, id, { started: e.position ?? 0, position: length, total: length });
+}
