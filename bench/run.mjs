@@ -10,6 +10,7 @@ import { CONN, log, ROUNDS, round, SECONDS, SUBS, USERS } from './lib.mjs';
 import basicBearer from './scenarios/basic-bearer.mjs';
 import episodeActions from './scenarios/episode-actions.mjs';
 import episodeDownload from './scenarios/episode-download.mjs';
+import feedItems from './scenarios/feed-items.mjs';
 import fetchBacklog from './scenarios/fetch-backlog.mjs';
 import floor from './scenarios/floor.mjs';
 import gpodder from './scenarios/gpodder.mjs';
@@ -25,6 +26,7 @@ const SCENARIOS = {
   gpodder,
   'episode-actions': episodeActions,
   'episode-download': episodeDownload,
+  'feed-items': feedItems,
   'fetch-backlog': fetchBacklog,
   import: importHistory,
   scale,
