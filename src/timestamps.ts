@@ -1,15 +1,16 @@
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))?$/;
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))?$/;
 
 /**
- * Parses an ISO 8601 date-time with `Z` or an offset and any fraction, to whole milliseconds (the
- * precision stamps are stored at, so "strictly later" stays exact). A space where the offset sign
+ * Parses an ISO 8601 date-time with `Z` or an offset, seconds optional and any fraction, to whole
+ * milliseconds (the precision stamps are stored at, so "strictly later" stays exact). A space where the offset sign
  * stands is read as `+`: an unencoded `+` in a query string arrives as a space. With no zone at all it is
  * refused, or read as UTC with `zonelessIsUtc` (gpodder.net's episode actions have no zone).
  */
 export function parseTimestamp(value: string, { zonelessIsUtc = false } = {}): Date | undefined {
   const m = ISO.exec(value);
   if (!m) return undefined;
-  const [, y, mo, d, h, mi, s, frac = '', z, sign, oh = '0', om = '0'] = m;
+  const [, y, mo, d, h, mi, s = '0', frac = '', z, sign, oh = '0', om = '0'] = m;
   if (!z && !sign && !zonelessIsUtc) return undefined;
   const year = Number(y),
     month = Number(mo),

@@ -135,22 +135,36 @@ const storedOf = (x: repo.ActionRow): StoredAction => ({
 });
 
 /**
+ * Reads the user's episode state while no write of theirs is under way, for a paged view: `syncPoint` is
+ * what to send as the next `since` (one millisecond before the read's clock, in whole milliseconds: every
+ * later write is stamped after it).
+ */
+export async function heldRead<T extends { readAt: Date }>(
+  db: Db,
+  userId: number,
+  read: (tx: Queryable) => Promise<T>,
+): Promise<T & { syncPoint: Date }> {
+  const r = await withTransaction(db, async (tx) => {
+    await repo.holdWriters(tx, userId);
+    return read(tx);
+  });
+  return { ...r, syncPoint: new Date(Math.floor(r.readAt.getTime()) - 1) };
+}
+
+/**
  * A page of the user's actions stored after `since`, in the order stored, with the podcast's guid when
- * the action belongs to a subscription; `syncPoint` is what to send as the next `since` (one millisecond
- * before the read's clock, in whole milliseconds: every later write is stamped after it).
+ * the action belongs to a subscription (the archive's episode actions).
  */
 export async function page(
   db: Db,
   userId: number,
   q: { since?: Date | undefined; page: number; perPage: number },
 ): Promise<{ syncPoint: Date; total: number; actions: (StoredAction & { podcastGuid?: string })[] }> {
-  const r = await withTransaction(db, async (tx) => {
-    await repo.holdWriters(tx, userId);
-    return repo.pageActions(tx, userId, q.since, q.perPage, (q.page - 1) * q.perPage);
-  });
-  const syncPoint = new Date(Math.floor(r.readAt.getTime()) - 1);
+  const r = await heldRead(db, userId, (tx) =>
+    repo.pageActions(tx, userId, q.since, q.perPage, (q.page - 1) * q.perPage),
+  );
   return {
-    syncPoint,
+    syncPoint: r.syncPoint,
     total: r.total,
     actions: r.rows.map((x) => ({ ...storedOf(x), ...(x.podcast_guid !== null && { podcastGuid: x.podcast_guid }) })),
   };

@@ -1,3 +1,4 @@
+import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 
 // The episode view's SQL: a feed's items joined with the user's latest episode actions, matched by the
@@ -114,6 +115,119 @@ export async function recentlyPlayed(db: Queryable, userId: number, limit: numbe
        FROM found JOIN feed_items i ON i.id = found.id JOIN feeds f ON f.url_hash = i.feed_hash ${STATE}
       ORDER BY found.at DESC`,
     [userId, limit],
+  );
+  return r.rows;
+}
+
+/** One episode's latest action of one type, with the item its feed lists for it, if any. */
+export type LatestRow = {
+  episode_hash: string;
+  action: 'download' | 'play' | 'delete' | 'new';
+  podcast_url: string;
+  episode_url: string;
+  episode_guid: string | null;
+  at: Date;
+  position: number | null;
+  total: number | null;
+  podcast_guid: string | null;
+  item_guid: string | null;
+  title: string | null;
+  published_at: Date | null;
+  link: string | null;
+  duration: number | null;
+};
+
+/** The item a feed lists for an action `a`: by the enclosure URL's key, else by guid within the podcast. */
+const ITEM_OF_ACTION = `LEFT JOIN LATERAL (
+    SELECT i.guid, i.title, i.published_at, i.link, i.duration FROM feed_items i
+     WHERE i.enclosure_hash = a.episode_hash
+        OR (i.feed_hash = a.podcast_hash AND i.item_key = a.episode_guid)
+     ORDER BY i.enclosure_hash = a.episode_hash DESC LIMIT 1) item ON true`;
+
+/**
+ * The episodes (by the key of the enclosure URL the apps sent) with an action stored after `since`, a
+ * page of them in the order of that key (stable: an episode that changes while a client pages does not
+ * move), each as its latest action of each type; how many such episodes there are; and the read time.
+ */
+export async function latestActions(
+  db: Queryable,
+  userId: number,
+  since: Date | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ readAt: Date; total: number; rows: LatestRow[] }> {
+  const r = await db.query<LatestRow & { read_at: Date; episodes: number }>(
+    `WITH changed AS (
+       SELECT DISTINCT episode_hash FROM episode_latest
+        WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity')),
+     page AS (SELECT episode_hash FROM changed ORDER BY episode_hash LIMIT $3 OFFSET $4)
+     SELECT clock_timestamp() AS read_at, (SELECT count(*)::int FROM changed) AS episodes, x.*
+       FROM (VALUES (1)) one
+       LEFT JOIN LATERAL (
+         SELECT l.episode_hash::text AS episode_hash, l.action, a.podcast_url, a.episode_url, a.episode_guid,
+                a.at, a.position, a.total, s.guid::text AS podcast_guid,
+                item.guid AS item_guid, item.title, item.published_at, item.link, item.duration
+           FROM page p
+           JOIN episode_latest l ON l.user_id = $1 AND l.episode_hash = p.episode_hash
+           JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+           LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
+           ${ITEM_OF_ACTION}
+          ORDER BY p.episode_hash) x ON true`,
+    [userId, since ?? null, limit, offset],
+  );
+  const first = r.rows[0];
+  return {
+    readAt: first?.read_at ?? new Date(),
+    total: first?.episodes ?? 0,
+    rows: r.rows.filter((x) => x.episode_hash !== null),
+  };
+}
+
+/** What an app names an episode by, to find it among the user's episodes and the feeds' items. */
+export type EpisodeKey = {
+  /** The sync id an app sent (the key of the enclosure URL the server named the episode by). */
+  syncId: string | null;
+  enclosureHash: string | null;
+  podcastHash: string | null;
+  guid: string | null;
+};
+
+/** Per key: the user's latest action of that episode (its podcast and enclosure URL) and the feed's item. */
+export type FoundEpisode = {
+  podcast_url: string | null;
+  episode_url: string | null;
+  episode_guid: string | null;
+  enclosure_url: string | null;
+  item_guid: string | null;
+  duration: number | null;
+};
+
+/** For each key, in order: the episode as the user's actions know it, and its item as a feed lists it. */
+export async function findEpisodes(db: Queryable, userId: number, keys: EpisodeKey[]): Promise<FoundEpisode[]> {
+  if (keys.length === 0) return [];
+  const r = await db.query<FoundEpisode & { n: number }>(
+    `SELECT k.n::int AS n, known.podcast_url, known.episode_url, known.episode_guid, item.enclosure_url, item.guid AS item_guid,
+            item.duration
+       FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::text[])
+            WITH ORDINALITY AS k(sync_id, enclosure_hash, podcast_hash, guid, n)
+       LEFT JOIN LATERAL (
+         SELECT a.podcast_url, a.episode_url, a.episode_guid FROM episode_latest l
+           JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+          WHERE l.user_id = $1 AND l.episode_hash IN (k.sync_id, k.enclosure_hash)
+          ORDER BY l.episode_hash = k.sync_id DESC, l.at DESC LIMIT 1) known ON true
+       LEFT JOIN LATERAL (
+         SELECT i.enclosure_url, i.guid, i.duration FROM feed_items i
+          WHERE i.enclosure_hash IN (k.sync_id, k.enclosure_hash)
+             OR (i.feed_hash = k.podcast_hash AND i.item_key = k.guid)
+          ORDER BY i.enclosure_hash IN (k.sync_id, k.enclosure_hash) DESC LIMIT 1) item ON true
+      ORDER BY k.n`,
+    [
+      userId,
+      arrayLiteral(keys.map((k) => k.syncId)),
+      arrayLiteral(keys.map((k) => k.enclosureHash)),
+      arrayLiteral(keys.map((k) => k.podcastHash)),
+      arrayLiteral(keys.map((k) => k.guid)),
+    ],
   );
   return r.rows;
 }

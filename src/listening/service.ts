@@ -15,6 +15,10 @@ export const WEB_DEVICE = 'web';
 /** A play within the last 5 % (or marked played: to the end) counts as played. */
 const PLAYED_SHARE = 0.95;
 
+/** Whether a play that stopped at `position` of `length` seconds (when known) played the episode. */
+export const isPlayed = (position: number, length: number | null): boolean =>
+  length !== null && length > 0 && position / length >= PLAYED_SHARE;
+
 /** One episode as its feed lists it, and the user's state of it as the apps said. */
 export type Episode = Omit<FeedItem, 'key' | 'enclosureLength' | 'duration' | 'ord'> & {
   id: string;
@@ -54,7 +58,7 @@ function episodeOf(r: repo.EpisodeRow): Episode {
     position: r.position,
     playedAt: r.played_at,
     device: r.device,
-    played: progress !== null && progress >= PLAYED_SHARE,
+    played: r.position !== null && isPlayed(r.position, length),
     progress,
     downloaded: later(r.downloaded_at, r.deleted_at),
     deleted: later(r.deleted_at, r.downloaded_at),

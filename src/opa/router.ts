@@ -38,7 +38,13 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     next();
   });
   v1.get('/capabilities', (_req, res) => {
-    res.json({ capabilities: { 'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } } } });
+    res.json({
+      capabilities: {
+        'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } },
+        // GET and POST /v1/episodes in the shape of the episodes draft, which may change (docs/clients.md).
+        'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+      },
+    });
   });
   const user = requireUser(ctx, limits.failedAuth);
   // OPML comes in as XML, before JSON bodies are required.

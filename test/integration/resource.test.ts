@@ -340,7 +340,12 @@ describe('service endpoints of the resource', () => {
   test('capabilities without authentication', async () => {
     const r = await request(t.app).get('/v1/capabilities');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ capabilities: { 'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } } } });
+    expect(r.body).toEqual({
+      capabilities: {
+        'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } },
+        'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+      },
+    });
   });
 
   test('a wrong method on a known path: 405 with Allow', async () => {
