@@ -140,32 +140,38 @@ const ACTION_COLUMNS = `a.id, a.podcast_url, a.episode_url, a.episode_guid, a.ac
  * action of each type, for those that changed at or after `since`. The JSON was written with each action:
  * a full download of thousands of actions costs a concatenation, and the process no row objects at all
  * (docs/performance.md).
+ *
+ * One statement that is also the hold on the user's writers (docs/decisions/sync-stamps.md): it locks the
+ * user's row FOR SHARE, skipping it if a writer holds it, and compares the row's newest `last_change`
+ * (what a lock sees) with the one in the statement's snapshot (what the read sees). Locked and unchanged,
+ * no write of the user committed after the snapshot, and every later one waits for the lock and is
+ * stamped after the read's clock. Otherwise (a writer under way, one that committed meanwhile, or no such
+ * user) the answer is undefined, and the caller reads again inside a transaction that holds the writers.
  */
 export async function actionsAsJson(
   db: Queryable,
   userId: number,
   f: ActionFilter,
   aggregated: boolean,
-): Promise<{ readAt: Date; json: string }> {
+): Promise<{ readAt: Date; json: string } | undefined> {
   const filters = `AND ($3::uuid IS NULL OR a.podcast_hash = $3 OR a.subscription_id = $4)
                    AND ($5::text IS NULL OR a.device_id = $5)`;
-  const r = await db.query<{ read_at: Date; json: string | null }>({
+  const actions = aggregated
+    ? `SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
+         FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+        WHERE l.user_id = u.id AND l.changed >= coalesce($2::timestamptz, '-infinity') ${filters}`
+    : `SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
+         FROM episode_actions a
+        WHERE a.user_id = u.id AND a.changed >= coalesce($2::timestamptz, '-infinity') ${filters}`;
+  const r = await db.query<{ read_at: Date; settled: boolean; json: string | null }>({
     name: aggregated ? 'episode-actions-latest-json' : 'episode-actions-since-json',
-    text: aggregated
-      ? `SELECT clock_timestamp() AS read_at,
-                (SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
-                   FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-                  WHERE l.user_id = u.id AND l.changed >= coalesce($2::timestamptz, '-infinity') ${filters}) AS json
-           FROM users u WHERE u.id = $1`
-      : `SELECT clock_timestamp() AS read_at,
-                (SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
-                   FROM episode_actions a
-                  WHERE a.user_id = u.id AND a.changed >= coalesce($2::timestamptz, '-infinity') ${filters}) AS json
-           FROM users u WHERE u.id = $1`,
+    text: `SELECT clock_timestamp() AS read_at, u.last_change = seen.last_change AS settled, (${actions}) AS json
+             FROM users u CROSS JOIN (SELECT last_change FROM users WHERE id = $1) seen
+            WHERE u.id = $1 FOR SHARE OF u SKIP LOCKED`,
     values: [userId, f.since ?? null, f.podcastHash ?? null, f.subscriptionId ?? null, f.device ?? null],
   });
   const first = r.rows[0];
-  if (!first) throw missingUser(userId);
+  if (!first?.settled) return undefined;
   return { readAt: first.read_at, json: first.json ?? '' };
 }
 

@@ -1,5 +1,5 @@
 import { withTransaction, type Db, type Queryable } from '../db/pool';
-import { InvalidInput } from '../errors';
+import { InvalidInput, missingUser } from '../errors';
 import { DEVICE_ID } from '../devices/service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
@@ -115,9 +115,15 @@ export async function since(
     filter.podcastHash = urlHash(podcast.key);
     filter.subscriptionId = await subscriptions.recordIdByUrlHash(db, userId, filter.podcastHash);
   }
+  const aggregated = q.aggregated === true;
+  const read = await repo.actionsAsJson(db, userId, filter, aggregated);
+  if (read) return read;
+  // A write of the user was under way or committed meanwhile: wait for it, then read.
   return withTransaction(db, async (tx) => {
     await repo.holdWriters(tx, userId);
-    return repo.actionsAsJson(tx, userId, filter, q.aggregated === true);
+    const held = await repo.actionsAsJson(tx, userId, filter, aggregated);
+    if (!held) throw missingUser(userId);
+    return held;
   });
 }
 

@@ -1,3 +1,4 @@
+import { record, since } from '../../src/episodes/service';
 import { as, testApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -106,4 +107,81 @@ describe('a write that waits for a read is stamped after it', () => {
       reader.release();
     }
   });
+});
+
+describe('a download while a write of the user is under way', () => {
+  // The download reads in one statement when no write of the user is under way; a write that holds the
+  // user's row (here: stored, not yet committed) makes it wait for the write and read after it. Read
+  // without waiting, the action would be missing from this download and stamped before its timestamp:
+  // lost for a client that syncs from it.
+  test.each([
+    ['full', '?since=0'],
+    ['aggregated', '?since=0&aggregated=true'],
+  ])('%s: waits for the write and includes it', async (_, query) => {
+    const u = await t.user();
+    const action = (n: number) => ({
+      podcastUrl: 'https://inflight.example/feed.xml',
+      episodeUrl: `https://inflight.example/${n}.mp3`,
+      action: 'download' as const,
+      at: new Date('2026-11-20T10:00:00Z'),
+    });
+    await record(t.db, u.id, [action(1)]);
+    const writer = await t.db.connect();
+    try {
+      await writer.query('BEGIN');
+      await record(writer, u.id, [action(2)]);
+      let answered = false;
+      const download = as(t, u)
+        .get(`/api/2/episodes/${u.name}.json${query}`)
+        .then((r) => {
+          answered = true;
+          return r;
+        });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(answered).toBe(false);
+      await writer.query('COMMIT');
+      const r = await download;
+      expect(r.body.actions.map((a: { episode: string }) => a.episode)).toEqual([
+        'https://inflight.example/1.mp3',
+        'https://inflight.example/2.mp3',
+      ]);
+    } finally {
+      writer.release();
+    }
+  });
+});
+
+test('a write that commits while the download reads (after its snapshot) is not lost', async () => {
+  // A download of many actions reads for a while before it locks the user's row; a write that was under
+  // way when the read began and commits meanwhile is not in the read, and its stamp is earlier than the
+  // read's clock. The download must notice (the row's last change moved) and read again after it.
+  const u = await t.user();
+  await t.db.query(
+    `INSERT INTO episode_actions (user_id, podcast_url, podcast_hash, episode_url, episode_hash, action, at, changed, json)
+     SELECT $1, 'https://many.example/feed.xml', gen_random_uuid(), 'https://many.example/' || n || '.mp3',
+            gen_random_uuid(), 'download', now(), now() - interval '1 day', '{"episode":"seed"}'
+       FROM generate_series(1, 100000) n`,
+    [u.id],
+  );
+  const writer = await t.db.connect();
+  try {
+    await writer.query('BEGIN');
+    const written = await record(writer, u.id, [
+      {
+        podcastUrl: 'https://many.example/feed.xml',
+        episodeUrl: 'https://many.example/late.mp3',
+        action: 'download',
+        at: new Date('2026-11-20T10:00:00Z'),
+      },
+    ]);
+    const reading = since(t.db, u.id, {});
+    await new Promise((r) => setTimeout(r, 30));
+    await writer.query('COMMIT');
+    const read = await reading;
+    // Either the read has it, or it is stamped at or after the read's clock (a sync from there gets it).
+    const lost = !read.json.includes('late.mp3') && written.changedAt < read.readAt;
+    expect(lost).toBe(false);
+  } finally {
+    writer.release();
+  }
 });
