@@ -27,13 +27,12 @@
       () => say('The position could not be saved: is the server reachable?'),
     );
 
-  audio.addEventListener(
-    'loadedmetadata',
-    () => {
-      if (start > 0 && (!Number.isFinite(audio.duration) || start < audio.duration)) audio.currentTime = start;
-    },
-    { once: true },
-  );
+  const seek = () => {
+    if (start > 0 && (!Number.isFinite(audio.duration) || start < audio.duration)) audio.currentTime = start;
+  };
+  // The metadata may have arrived before this deferred script ran (a fast or cached source).
+  if (audio.readyState >= HTMLMediaElement.HAVE_METADATA) seek();
+  else audio.addEventListener('loadedmetadata', seek, { once: true });
   audio.addEventListener('play', () => {
     started = audio.currentTime;
     clearInterval(timer);
