@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/pool';
+import { Deleted, NotFound } from '../errors';
 import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
@@ -107,10 +108,12 @@ const syncIdOf = (enclosureUrl: string) => urlHash(enclosureUrl).replace(/^(.{8}
 
 type Podcast = { url: string; guid: string | null };
 
+type Subscription = { feedUrl: string; currentGuid: string } | undefined;
+
 /** The podcast a record names: the user's subscription by any guid of its chain, else the URL sent. */
-async function podcastOf(db: Queryable, userId: number, w: RecordWrite): Promise<Podcast | string | undefined> {
+async function podcastOf(w: RecordWrite, subscription: (guid: string) => Promise<Subscription>) {
   if (w.podcastGuid === undefined) return w.podcastUrl === undefined ? undefined : { url: w.podcastUrl, guid: null };
-  const s = await subscriptions.getRecord(db, userId, w.podcastGuid).catch(() => undefined);
+  const s = await subscription(w.podcastGuid);
   if (s) return { url: s.feedUrl, guid: s.currentGuid };
   // Not a subscription's guid (a podcast the user is not subscribed to): the URL sent names the podcast.
   if (w.podcastUrl !== undefined) return { url: w.podcastUrl, guid: w.podcastGuid };
@@ -155,8 +158,19 @@ function actionsOf(w: RecordWrite, podcast: string, episode: string, guid: strin
  * guid among the podcast's items. `favorite_status` has no episode action and is not kept.
  */
 export async function save(db: Queryable, userId: number, writes: RecordWrite[]): Promise<RecordOutcome[]> {
+  // A batch names few podcasts, each many times: each guid is looked up once.
+  const looked = new Map<string, Promise<Subscription>>();
+  const lookUp = (guid: string): Promise<Subscription> =>
+    subscriptions.getRecord(db, userId, guid).catch((err: unknown) => {
+      if (err instanceof NotFound || err instanceof Deleted) return undefined;
+      throw err;
+    });
+  const subscription = (guid: string) => {
+    if (!looked.has(guid)) looked.set(guid, lookUp(guid));
+    return looked.get(guid)!;
+  };
   const podcasts: (Podcast | string | undefined)[] = [];
-  for (const w of writes) podcasts.push(await podcastOf(db, userId, w));
+  for (const w of writes) podcasts.push(await podcastOf(w, subscription));
   const found = await repo.findEpisodes(
     db,
     userId,
