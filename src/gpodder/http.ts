@@ -11,9 +11,9 @@ export const anyJson: RequestHandler = express.json({ type: () => true, limit: B
 /** The body as text, for the simple API's txt and OPML uploads. */
 export const anyText: RequestHandler = express.text({ type: () => true, limit: BODY_LIMIT });
 
-/** Parses a JSON body (an empty one as `empty`); a mismatch is a 400 naming where. */
+/** Parses a JSON body (an empty one as `empty`; JSON null is no body of any shape); a mismatch is a 400 naming where. */
 export function parseJsonBody<S extends z.ZodType>(schema: S, body: unknown, empty: unknown = {}): z.output<S> {
-  const r = schema.safeParse(body ?? empty);
+  const r = schema.safeParse(body === undefined ? empty : body);
   if (!r.success) {
     const issue = r.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
