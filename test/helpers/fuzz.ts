@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import type { Db } from '../../src/db/pool';
 
 // Requests derived from the server's own OpenAPI document (JSON Schema), and the hostile values a broken
 // app or an attacker sends instead. Used by test/integration/fuzz-*.test.ts.
@@ -113,3 +114,23 @@ export function urlEncoded(v: string): string {
 
 /** A body or page that gives away the server's insides: a stack frame, a source path, SQL. */
 export const LEAKS = /\bat .+\(.+:\d+:\d+\)|node_modules|\/src\/.+\.(t|j)s\b|\bSELECT\b.+\bFROM\b|\bpg_/;
+
+/** A digest of everything a user keeps (sign-in sessions and tokens aside): what a refused request must leave as it was. */
+export async function userData(db: Db, userId: number): Promise<string> {
+  const tables = await db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.columns
+      WHERE column_name = 'user_id' AND table_schema = current_schema()
+        AND table_name NOT IN ('tokens', 'login_flows', 'user_identities', 'imports')`,
+  );
+  const parts = await Promise.all(
+    tables.rows.map(({ table_name: name }) =>
+      db.query<{ d: string }>(
+        `SELECT '${name}:' || coalesce(md5(string_agg(x::text, '|' ORDER BY x::text)), '') AS d
+           FROM ${name} x WHERE user_id = $1`,
+        [userId],
+      ),
+    ),
+  );
+  const account = await db.query<{ d: string }>('SELECT md5(x::text) AS d FROM users x WHERE id = $1', [userId]);
+  return [account.rows[0]?.d, ...parts.map((p) => p.rows[0]!.d)].join(' ');
+}
