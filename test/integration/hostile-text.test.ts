@@ -2,6 +2,7 @@ import request from 'supertest';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 import { signedInAgent } from '../helpers/web';
+import { runImport } from '../../src/transfer/service';
 
 // Text PostgreSQL cannot store (U+0000, lone surrogates) and bodies of the wrong shape: each door's own
 // error, or on the app doors the item skipped and the rest applied; never a 500 (docs/hostile-input.md).
@@ -87,6 +88,57 @@ describe('U+0000 and lone surrogates in a request field', () => {
       .type('form')
       .send({ username: `a${NUL}`, password: 'x' });
     expect(signIn.status).toBe(400);
+  });
+});
+
+describe("a third party's text: the character removed, the rest kept", () => {
+  test('an archive with U+0000 and a lone surrogate in its strings imports whole, without them', async () => {
+    const v = await t.user('archive');
+    const document = JSON.stringify({
+      format: 'castsync-archive',
+      version: 1,
+      exported_at: '2026-11-01T00:00:00.000Z',
+      user: 'someone',
+      devices: [{ id: 'kitchen', caption: `Kit${NUL}chen`, type: 'other' }],
+      subscriptions: [
+        {
+          feed_url: `https://archive.example/${NUL}feed`,
+          guid: '00000000-0000-4000-8000-000000000046',
+          is_subscribed: true,
+          subscription_changed: '2026-11-01T00:00:00.000Z',
+          guid_changed: null,
+          other_urls: [],
+          earlier_guids: [],
+        },
+      ],
+      episode_actions: [
+        { podcast: 'https://archive.example/feed', episode: `https://archive.example/1.mp3\ud800`, action: 'new' },
+      ],
+    });
+    const options = { policy: { allowPrivate: true, allowCidrs: [] }, limits: { timeoutMs: 5000, maxBytes: 1 << 20 } };
+    const summary = await runImport(
+      t.db,
+      v.id,
+      { source: 'archive', document },
+      { ...options, dryRun: false, progress: () => undefined },
+    );
+    expect(summary.feeds).toMatchObject({ added: 1, refused: [] });
+    expect(summary.actions).toMatchObject({ added: 1 });
+    expect((await as(t, v).get(`/subscriptions/${v.name}.json`)).body).toEqual(['https://archive.example/feed']);
+    const devices = (await as(t, v).get(`/api/2/devices/${v.name}.json`)).body as { caption: string }[];
+    expect(devices.map((d) => d.caption)).toEqual(['Kitchen']);
+  });
+
+  test('an OPML upload with U+0000 in a title and a URL subscribes to the feed without it', async () => {
+    const v = await t.user('opml');
+    const opml = `<opml version="2.0"><body><outline text="T${NUL}itle" xmlUrl="https://opml.example/${NUL}feed"/></body></opml>`;
+    const r = await request(t.app)
+      .post('/v1/subscriptions.opml')
+      .set('Authorization', v.basic)
+      .type('text/x-opml')
+      .send(opml);
+    expect(r.status).toBe(200);
+    expect(r.body.success.map((x: { feed_url: string }) => x.feed_url)).toEqual(['https://opml.example/feed']);
   });
 });
 
