@@ -5,8 +5,19 @@ import { BadRequest } from './errors';
 /** gpodder bodies are 4 MiB at most: a first sync uploads a whole library. */
 const BODY_LIMIT = '4mb';
 
-/** JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text). */
-export const anyJson: RequestHandler = express.json({ type: () => true, limit: BODY_LIMIT, strict: false });
+const json = express.json({ type: () => true, limit: BODY_LIMIT, strict: false });
+
+/**
+ * JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text).
+ * An empty body is no body, which each route reads as its contract says (`{}`, or `[]` for a list), not
+ * the parser's `{}`: that would make an empty batch of episode actions a body of the wrong shape.
+ */
+export const anyJson: RequestHandler = (req, res, next) => {
+  json(req, res, (err?: unknown) => {
+    if (err === undefined && req.headers['content-length'] === '0') req.body = undefined;
+    next(err);
+  });
+};
 
 /** The body as text, for the simple API's txt and OPML uploads. */
 export const anyText: RequestHandler = express.text({ type: () => true, limit: BODY_LIMIT });

@@ -156,6 +156,12 @@ describe('a body of the wrong shape', () => {
     const bodies = ['null', '42', '"text"', ...(template.includes('episode') ? ['{"podcast":"x"}'] : ['[]'])];
     for (const body of bodies) expectError(await json(path, body), 400);
   });
+
+  test('an empty body is an empty batch of episode actions, as the contract says, not a wrong shape', async () => {
+    const r = await request(t.app).post(`/api/2/episodes/${u.name}.json`).set('Authorization', u.basic);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ timestamp: expect.any(Number), update_urls: [] });
+  });
 });
 
 describe('a refused input in the log', () => {
