@@ -3,6 +3,7 @@ import { as, expectError, testApp, type TestApp, type TestUser } from '../helper
 import { capturedLogger } from '../helpers/logs';
 import { signedInAgent } from '../helpers/web';
 import { runImport } from '../../src/transfer/service';
+import { feedServer } from '../helpers/feed-server';
 
 // Text PostgreSQL cannot store (U+0000, lone surrogates) and bodies of the wrong shape: each door's own
 // error, or on the app doors the item skipped and the rest applied; never a 500 (docs/hostile-input.md).
@@ -127,6 +128,30 @@ describe("a third party's text: the character removed, the rest kept", () => {
     expect((await as(t, v).get(`/subscriptions/${v.name}.json`)).body).toEqual(['https://archive.example/feed']);
     const devices = (await as(t, v).get(`/api/2/devices/${v.name}.json`)).body as { caption: string }[];
     expect(devices.map((d) => d.caption)).toEqual(['Kitchen']);
+  });
+
+  test("another server's answers with U+0000 import whole, without it", async () => {
+    const v = await t.user('remote');
+    const answer = (body: string) => (_req: unknown, res: import('node:http').ServerResponse) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    const remote = await feedServer({
+      '/index.php/apps/gpoddersync/subscriptions': answer('{"add":["https://remote.example/\\u0000feed"],"remove":[]}'),
+      '/index.php/apps/gpoddersync/episode_action': answer(
+        '{"actions":[{"podcast":"https://remote.example/feed","episode":"https://remote.example/1.mp3\\u0000","action":"new"}]}',
+      ),
+    });
+    try {
+      const from = { source: 'nextcloud' as const, serverUrl: remote.url(''), remoteUser: 'me', password: 'pw' };
+      const options = {
+        policy: { allowPrivate: true, allowCidrs: [] },
+        limits: { timeoutMs: 5000, maxBytes: 1 << 20 },
+      };
+      const summary = await runImport(t.db, v.id, from, { ...options, dryRun: false, progress: () => undefined });
+      expect(summary.actions).toMatchObject({ added: 1 });
+      expect((await as(t, v).get(`/subscriptions/${v.name}.json`)).body).toEqual(['https://remote.example/feed']);
+    } finally {
+      await remote.close();
+    }
   });
 
   test('an OPML upload with U+0000 in a title and a URL subscribes to the feed without it', async () => {
