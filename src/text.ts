@@ -23,17 +23,31 @@ export function cleanText(s: string): string {
 /**
  * Where the first string that cannot be stored is, in a parsed request part (a body, the query, the path
  * parameters), as a dotted path (`subscriptions.0.feed_url`, `body` for the value itself); undefined when
- * every string and key is storable.
+ * every string and key is storable. A loop, not recursion: a body may be nested 100,000 deep.
  */
-export function unstorableAt(value: unknown, where: (string | number)[] = []): string | undefined {
-  const here = () => (where.length > 0 ? where.join('.') : 'body');
-  if (typeof value === 'string') return storable(value) ? undefined : here();
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, v] of Object.entries(value)) {
-    const path = [...where, Array.isArray(value) ? Number(key) : key];
-    if (!storable(key)) return path.join('.');
-    const found = unstorableAt(v, path);
-    if (found !== undefined) return found;
+export function unstorableAt(value: unknown): string | undefined {
+  type Step = { value: unknown; key?: string; up?: Step };
+  const pathOf = (step: Step) => {
+    const keys: string[] = [];
+    for (let s: Step | undefined = step; s?.key !== undefined; s = s.up) keys.push(s.key);
+    return keys.length > 0 ? keys.reverse().join('.') : 'body';
+  };
+  const todo: Step[] = [{ value }];
+  while (todo.length > 0) {
+    const step = todo.pop()!;
+    if (typeof step.value === 'string') {
+      if (!storable(step.value)) return pathOf(step);
+      continue;
+    }
+    if (step.value === null || typeof step.value !== 'object') continue;
+    // Pushed last to first, so that the first in document order is looked at first.
+    const entries = Object.entries(step.value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      const next = { value: child, key, up: step };
+      if (!storable(key)) return pathOf(next);
+      todo.push(next);
+    }
   }
   return undefined;
 }

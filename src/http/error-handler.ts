@@ -20,8 +20,10 @@ declare module 'express-serve-static-core' {
  */
 export function noteRefused(logger: Logger, e: HttpError, req: Request, res: Response): void {
   if (!REFUSED.has(e.status)) return;
-  if (req.log) res.locals.refused = e.message;
-  else logger.warn({ reqId: req.id, route: routeTemplate(res), status: e.status, refused: e.message }, 'input refused');
+  // Capped: a message can name a field the client chose, of any length.
+  const refused = e.message.slice(0, 300);
+  if (req.log) res.locals.refused = refused;
+  else logger.warn({ reqId: req.id, route: routeTemplate(res), status: e.status, refused }, 'input refused');
 }
 
 /**

@@ -27,6 +27,12 @@ describe('text PostgreSQL cannot store', () => {
     expect(unstorableAt({ a: [1, null, true, 'fine'] })).toBeUndefined();
   });
 
+  test('a value nested 100,000 deep is walked without running out of stack', () => {
+    let deep: unknown = '\u0000';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(unstorableAt(deep)).toBe(Array(100_000).fill('0').join('.'));
+  });
+
   test("a third party's JSON is read with its strings cleaned", () => {
     expect(parseCleanJson('{"a":"x\\u0000y","b":["\\ud800z"],"n":1}')).toEqual({ a: 'xy', b: ['z'], n: 1 });
   });
