@@ -32,6 +32,7 @@ const outcome = (req: IncomingMessage, res: ServerResponse) => ({
   route: routeTemplate(res as express.Response),
   userId: (req as express.Request).userId,
   status: res.statusCode,
+  refused: (res as express.Response).locals.refused,
 });
 
 export function createApp({
@@ -110,7 +111,8 @@ export function createApp({
           }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
-        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+        customLogLevel: (_req, res, err) =>
+          err || res.statusCode >= 500 ? 'error' : (res as express.Response).locals.refused ? 'warn' : 'info',
       }),
     );
   }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool';
+import { cleanText } from '../text';
 
 // What an app sent when castsync skipped some of it, and why: shown on the web page's Devices. Only
 // uploads with something skipped or kept are noted: a clean upload costs no statement more than before
@@ -24,7 +25,8 @@ export type SyncReport = {
   skipped: SkippedItem[];
 };
 
-const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` : s);
+/** Capped, and cleaned of what cannot be stored (the cut can split a surrogate pair): a report shows what was refused, such text included. */
+const cut = (s: string) => cleanText(s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` : s);
 
 /** Notes an upload that had something skipped, and forgets the source's reports beyond the newest KEEP (one statement); a clean upload notes nothing. */
 export async function note(
@@ -49,7 +51,14 @@ export async function note(
         AND id < (SELECT min(id) FROM (SELECT id FROM sync_reports
                                         WHERE user_id = $1 AND device_id IS NOT DISTINCT FROM $2 AND client = $3
                                         ORDER BY id DESC LIMIT ${KEEP - 1}) newest)`,
-    [userId, r.device ?? null, (r.client ?? '').slice(0, 200), r.kind, JSON.stringify(r.sent), JSON.stringify(skipped)],
+    [
+      userId,
+      r.device ?? null,
+      cleanText((r.client ?? '').slice(0, 200)),
+      r.kind,
+      JSON.stringify(r.sent),
+      JSON.stringify(skipped),
+    ],
   );
 }
 

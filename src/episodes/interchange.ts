@@ -1,3 +1,4 @@
+import { storable, UNSTORABLE_REASON } from '../text';
 import { parseTimestamp } from '../timestamps';
 import { ACTIONS, type EpisodeAction } from './service';
 
@@ -25,6 +26,7 @@ export function parseInterchangeAction(raw: unknown, received: Date): EpisodeAct
       return undefined;
     }
     if (typeof v !== 'string') problems.push(`${k} must be a string`);
+    else if (!storable(v)) problems.push(`${k} ${UNSTORABLE_REASON}`);
     return typeof v === 'string' ? v : undefined;
   };
   const podcastUrl = str('podcast', true);

@@ -1,5 +1,6 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/urls';
+import { cleanText } from '../text';
 
 /** One episode of a feed, as its item (RSS 2.0) or entry (Atom) gives it. */
 export type FeedItem = {
@@ -57,14 +58,18 @@ const parser = new XMLParser({
 
 type Node = unknown;
 
-/** The text of an element (or of its first occurrence), trimmed and capped; null when empty. */
+/**
+ * The text of an element (or of its first occurrence), cleaned of what cannot be stored (a character
+ * reference such as `&#0;` included), trimmed and capped; null when empty.
+ */
 function text(node: Node, max = 1000): string | null {
   if (Array.isArray(node)) return text(node[0], max);
   let value: unknown = node;
   if (node !== null && typeof node === 'object') value = (node as Record<string, unknown>)['#text'];
   if (typeof value !== 'string') return null;
-  const t = value.trim();
-  return t === '' ? null : t.slice(0, max);
+  const t = cleanText(value).trim();
+  // Cleaned again after the cut, which can split a surrogate pair.
+  return t === '' ? null : cleanText(t.slice(0, max));
 }
 
 function attr(node: Node, name: string): string | null {

@@ -1,5 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
+import { cleanText } from '../text';
 import type { FeedFacts, FeedItem } from './parse';
 import { urlHash } from '../subscriptions/urls';
 
@@ -182,7 +183,7 @@ export async function saveFailure(db: Queryable, hash: string, error: string, ne
   await db.query(
     `UPDATE feeds SET failures = failures + 1, last_error = $2, next_fetch_at = now() + make_interval(secs => $3)
       WHERE url_hash = $1`,
-    [hash, error.slice(0, 500), nextSeconds],
+    [hash, cleanText(error.slice(0, 500)), nextSeconds],
   );
 }
 

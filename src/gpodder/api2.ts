@@ -19,6 +19,8 @@ import { parseSince } from './sync-time';
 export async function uploadChanges(ctx: ApiContext, req: Request, device: string | undefined) {
   const userId = currentUser(req);
   const { add, remove } = parseJsonBody(changesBody, req.body);
+  // Only once the body is read: a refused upload leaves everything as it was, the device too.
+  if (device !== undefined) await devices.seen(ctx.db, userId, device);
   const done = await push(ctx.db, userId, add, remove);
   const { refused, addedAndRemoved } = done;
   const log = { component: 'gpodder', userId, device };
@@ -113,9 +115,7 @@ export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
       post: [
         anyJson,
         async (req, res) => {
-          const device = String(req.params.device);
-          await devices.seen(db, currentUser(req), device);
-          const done = await uploadChanges(ctx, req, device);
+          const done = await uploadChanges(ctx, req, String(req.params.device));
           res.json({ timestamp: done.timestamp, update_urls: done.updateUrls });
         },
       ],

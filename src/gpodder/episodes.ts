@@ -14,8 +14,14 @@ import { clientTimestamp, parseSince } from './sync-time';
  * The actions of a request body: the ones to store, and the ones skipped with their index in the body and
  * the reason. A body that is not a JSON array, or over the limit, is a 400.
  */
-function parseActions(body: unknown): { actions: episodes.EpisodeAction[]; at: number[]; skipped: episodes.Skipped[] } {
-  const list = body ?? [];
+function parseActions(body: unknown): {
+  list: unknown[];
+  actions: episodes.EpisodeAction[];
+  at: number[];
+  skipped: episodes.Skipped[];
+} {
+  // No body at all is an empty batch; JSON null, like any other non-list, is not a batch.
+  const list = body === undefined ? [] : body;
   if (!Array.isArray(list)) throw new BadRequest('The body must be a JSON array of actions');
   if (list.length > episodes.MAX_ACTIONS)
     throw new BadRequest(`At most ${episodes.MAX_ACTIONS} actions in one request`);
@@ -32,7 +38,7 @@ function parseActions(body: unknown): { actions: episodes.EpisodeAction[]; at: n
     actions.push(parsed);
     at.push(index);
   });
-  return { actions, at, skipped };
+  return { list, actions, at, skipped };
 }
 
 const flag = (v: unknown) => v === 'true' || v === '1';
@@ -57,7 +63,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       (a, b) => a.index - b.index,
     );
     // The device of the report: the one the actions name, if they name one (Nextcloud-mode apps name none).
-    const named = new Set((req.body as unknown[]).map((a) => (a as { device?: unknown } | null)?.device));
+    const named = new Set(parsed.list.map((a) => (a as { device?: unknown } | null)?.device));
     const only = named.size === 1 ? [...named][0] : undefined;
     const device = typeof only === 'string' ? only : undefined;
     if (skipped.length > 0) {

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { CredentialsRefused, Deleted, InvalidInput, NotFound as DomainNotFound, TooManyFailures } from '../errors';
-import { HttpError } from '../http/errors';
+import { HttpError, isUndecodablePath } from '../http/errors';
+import type { RequestPart } from '../http/text-edge';
 
 // gpodder.net's errors (../shared/CONTRACT-gpodder.md, section 3): the statuses mygpo uses with the
 // `{code, message}` body, the Basic challenge, and the one place where domain errors and body-parser
@@ -23,6 +24,10 @@ export class NotFound extends HttpError {
   }
 }
 
+/** Text that cannot be stored in the URL: a 400 naming where. */
+export const urlRefused = (where: RequestPart, reason: string): HttpError =>
+  new BadRequest(where.part === 'query' ? `Invalid ${where.name}: ${reason}` : `The path ${reason}`);
+
 /** What gpodder answers for an error; undefined leaves it to the safety net (503, 500). */
 export function gpodderError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
@@ -32,6 +37,7 @@ export function gpodderError(err: unknown): HttpError | undefined {
   if (err instanceof TooManyFailures) {
     return new HttpError(429, 'Too many requests', { 'Retry-After': String(err.retryAfter) });
   }
+  if (isUndecodablePath(err)) return new BadRequest('The path is not percent-encoded UTF-8');
   const type = (err as { type?: unknown }).type;
   if (type === 'entity.too.large') return new HttpError(413, 'Request body is larger than 4 MiB');
   if (type === 'entity.parse.failed') return new BadRequest('The body is not valid JSON');

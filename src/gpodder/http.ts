@@ -5,15 +5,26 @@ import { BadRequest } from './errors';
 /** gpodder bodies are 4 MiB at most: a first sync uploads a whole library. */
 const BODY_LIMIT = '4mb';
 
-/** JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text). */
-export const anyJson: RequestHandler = express.json({ type: () => true, limit: BODY_LIMIT, strict: false });
+const json = express.json({ type: () => true, limit: BODY_LIMIT, strict: false });
+
+/**
+ * JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text).
+ * An empty body is no body, which each route reads as its contract says (`{}`, or `[]` for a list), not
+ * the parser's `{}`: that would make an empty batch of episode actions a body of the wrong shape.
+ */
+export const anyJson: RequestHandler = (req, res, next) => {
+  json(req, res, (err?: unknown) => {
+    if (err === undefined && req.headers['content-length'] === '0') req.body = undefined;
+    next(err);
+  });
+};
 
 /** The body as text, for the simple API's txt and OPML uploads. */
 export const anyText: RequestHandler = express.text({ type: () => true, limit: BODY_LIMIT });
 
-/** Parses a JSON body (an empty one as `empty`); a mismatch is a 400 naming where. */
+/** Parses a JSON body (an empty one as `empty`; JSON null is no body of any shape); a mismatch is a 400 naming where. */
 export function parseJsonBody<S extends z.ZodType>(schema: S, body: unknown, empty: unknown = {}): z.output<S> {
-  const r = schema.safeParse(body ?? empty);
+  const r = schema.safeParse(body === undefined ? empty : body);
   if (!r.success) {
     const issue = r.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';

@@ -8,6 +8,7 @@ import { uploadChanges } from './api2';
 import { pull } from './feeds';
 import { anyJson, anyText } from './http';
 import { parseSince } from './sync-time';
+import { storable } from '../text';
 
 /** The Nextcloud app's paths, with and without /index.php (some clients and proxies drop it). */
 export const NEXTCLOUD_PREFIXES = ['/index.php', ''];
@@ -77,7 +78,8 @@ export function nextcloudRoutes(ctx: ApiContext, user: RequestHandler): Router {
         anyText,
         async (req, res) => {
           const token = pollToken(req.body);
-          const result = token === undefined ? undefined : await auth.pollLoginFlow(ctx.db, token);
+          // A token that cannot be stored names no flow.
+          const result = token === undefined || !storable(token) ? undefined : await auth.pollLoginFlow(ctx.db, token);
           if (!result) throw new NotFound();
           res.json({ server: baseUrl(ctx, req), loginName: result.loginName, appPassword: result.appPassword });
         },

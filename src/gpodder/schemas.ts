@@ -1,4 +1,4 @@
-import { z } from '../http/zod';
+import { text, z } from '../http/zod';
 import { DEVICE_TYPES } from '../devices/service';
 import { MAX_URLS } from './feeds';
 
@@ -13,7 +13,7 @@ export const pushResponse = z
   .object({ timestamp: z.number().int(), update_urls: z.array(z.tuple([z.string(), z.string()])) })
   .openapi('GpodderUploadResult');
 export const deviceBody = z
-  .object({ caption: z.string().max(200).optional(), type: z.string().optional() })
+  .object({ caption: text().max(200).optional(), type: text().optional() })
   .openapi('GpodderDeviceUpdate');
 export const deviceList = z
   .array(z.object({ id: z.string(), caption: z.string(), type: z.enum(DEVICE_TYPES), subscriptions: z.number().int() }))

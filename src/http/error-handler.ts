@@ -4,6 +4,28 @@ import type { Logger } from '../logger';
 import { routeTemplate } from './method';
 import { HttpError } from './errors';
 
+/** Statuses that answer input the server refuses: a client's mistake (or attack), never the server's. */
+const REFUSED = new Set([400, 405, 413, 415]);
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    /** Why the request's input was refused: the request log's line says it, as a warning. */
+    refused?: string;
+  }
+}
+
+/**
+ * A refused input is a warning with its reason, never an error with a stack: a client can send as much
+ * bad input as it likes without filling the error log. With a request log, on the request's own line.
+ */
+export function noteRefused(logger: Logger, e: HttpError, req: Request, res: Response): void {
+  if (!REFUSED.has(e.status)) return;
+  // Capped: a message can name a field the client chose, of any length.
+  const refused = e.message.slice(0, 300);
+  if (req.log) res.locals.refused = refused;
+  else logger.warn({ reqId: req.id, route: routeTemplate(res), status: e.status, refused }, 'input refused');
+}
+
 /**
  * The safety net behind every door: an HttpError a door made, a 503 while the database is away (logged as a
  * warning), and a 500 for anything else, logged once with the request id: on the request's own line when
@@ -35,6 +57,7 @@ export const notFound: RequestHandler = () => {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const httpError = lastResort(logger, err, req, res);
+    noteRefused(logger, httpError, req, res);
     if (res.headersSent) {
       res.destroy();
       return;

@@ -21,3 +21,6 @@ export class MethodNotAllowed extends HttpError {
     super(405, 'Method not allowed', { Allow: allow.join(', ') });
   }
 }
+
+/** The router's error for a path parameter that is not percent-encoded UTF-8 (`%ED%A0%80`, `%FF`). */
+export const isUndecodablePath = (err: unknown): boolean => err instanceof URIError;

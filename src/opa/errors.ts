@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { CredentialsRefused, Deleted, InvalidInput, NotFound as DomainNotFound, TooManyFailures } from '../errors';
-import { HttpError } from '../http/errors';
+import { HttpError, isUndecodablePath } from '../http/errors';
+import type { RequestPart } from '../http/text-edge';
 
 // The Open Podcast API's errors (docs: ../shared/CONTRACT.md): its statuses, messages and challenge, and
 // the one place where domain errors and body-parser errors become them.
@@ -49,6 +50,12 @@ export class TooManyRequests extends HttpError {
   }
 }
 
+/** Text that cannot be stored in the URL: a bad query parameter is a 400, a bad path the contract's 405. */
+export const urlRefused = (where: RequestPart, reason: string): HttpError =>
+  where.part === 'query'
+    ? new BadRequest(`Invalid ${where.name}: ${reason}`)
+    : new ValidationFailed(`the path ${reason}`);
+
 /** Errors thrown by express.json() and express.text(), mapped to the contract's statuses. */
 function fromBodyParser(type: unknown, limit: string): HttpError | undefined {
   switch (type) {
@@ -76,6 +83,7 @@ export function opaError(err: unknown): HttpError | undefined {
   if (err instanceof InvalidInput) return new ValidationFailed(err.reason);
   if (err instanceof CredentialsRefused) return new Unauthorized();
   if (err instanceof TooManyFailures) return new TooManyRequests(err.retryAfter);
+  if (isUndecodablePath(err)) return new ValidationFailed('the path is not percent-encoded UTF-8');
   const body = err as { type?: unknown; limit?: unknown };
   // An OPML upload takes 4 MiB, every JSON body 1 MiB: the parser says which limit it hit.
   return fromBodyParser(body.type, body.limit === 4 * 1024 * 1024 ? '4 MiB' : '1 MiB');

@@ -9,7 +9,8 @@ import { authRoutes, documentAuth, requireUser } from './auth';
 import { deletionRoutes, documentDeletions } from './deletions';
 import { documentEpisodes, episodeRoutes } from './episodes';
 import { documentFeeds, feedRoutes } from './feeds';
-import { opaErrors } from './errors';
+import { opaErrors, urlRefused } from './errors';
+import { storableInput } from '../http/text-edge';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
 import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
@@ -37,6 +38,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     res.set('Cache-Control', 'no-store');
     next();
   });
+  v1.use(storableInput(urlRefused));
   v1.get('/capabilities', (_req, res) => {
     res.json({
       capabilities: {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { unstorableAt, UNSTORABLE_REASON } from '../text';
 import { BadRequest, ValidationFailed } from './errors';
 
 function describe(issue: z.core.$ZodIssue | undefined): string | undefined {
@@ -9,6 +10,9 @@ function describe(issue: z.core.$ZodIssue | undefined): string | undefined {
 
 /** Parses a request body; any mismatch is the contract's 405. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  // Any string of the body, known field or not: the whole body is refused, as for any other bad field.
+  const bad = unstorableAt(body);
+  if (bad !== undefined) throw new ValidationFailed(`${bad}: ${UNSTORABLE_REASON}`);
   const r = schema.safeParse(body);
   if (!r.success) throw new ValidationFailed(describe(r.error.issues[0]));
   return r.data;

@@ -1,5 +1,6 @@
 import { XMLParser } from 'fast-xml-parser';
 import { InvalidInput } from '../errors';
+import { cleanText } from '../text';
 
 /** A feed as OPML carries it: its URL and, when known, its title and web page. */
 export type OpmlFeed = { url: string; title?: string | undefined; htmlUrl?: string | undefined };
@@ -51,7 +52,9 @@ type Outline = { xmlUrl?: unknown; url?: unknown; text?: unknown; title?: unknow
  * The feeds of an OPML document, in document order, from outlines at any depth that have `xmlUrl` (or
  * `url`, which some apps write). A document that is not OPML, or declares entities, is InvalidInput.
  */
-export function parseOpml(xml: string): OpmlFeed[] {
+export function parseOpml(raw: string): OpmlFeed[] {
+  // An OPML file is an app's or another service's text: what cannot be stored loses that character.
+  const xml = cleanText(raw);
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw notOpml('OPML with a DOCTYPE or entity declarations is refused');
   let doc: { opml?: { body?: { outline?: Outline[] } | string } };
   try {
@@ -67,7 +70,8 @@ export function parseOpml(xml: string): OpmlFeed[] {
       const url = typeof o.xmlUrl === 'string' ? o.xmlUrl : typeof o.url === 'string' ? o.url : undefined;
       if (url) {
         const title = typeof o.title === 'string' ? o.title : typeof o.text === 'string' ? o.text : undefined;
-        feeds.push({ url: url.trim(), title });
+        // Cleaned again: a character reference can name what the raw text did not hold.
+        feeds.push({ url: cleanText(url).trim(), title: title === undefined ? undefined : cleanText(title) });
       }
       walk(o.outline);
     }

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { storable } from '../text';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -26,7 +27,7 @@ export function checkFeedUrl(raw: string): FeedUrlResult {
   let scheme = m[1]!.toLowerCase();
   if (PODCAST_SCHEMES.has(scheme)) scheme = 'http';
   if (scheme !== 'http' && scheme !== 'https') return { ok: false, problem: 'Unsupported protocol' };
-  if (NOT_IN_URLS.test(raw)) return { ok: false, problem: 'Invalid URL' };
+  if (NOT_IN_URLS.test(raw) || !storable(raw)) return { ok: false, problem: 'Invalid URL' };
   const rest = raw.slice(m[0].length);
   const feedUrl = scheme === m[1] ? raw : `${scheme}://${rest}`;
   let parsed: URL;

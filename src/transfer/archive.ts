@@ -4,6 +4,7 @@ import * as devices from '../devices/service';
 import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import { importSnapshot, type Summary } from './import';
+import { parseCleanJson } from '../text';
 import { ImportFailed } from './remote';
 import type { Progress } from './sources';
 
@@ -82,7 +83,8 @@ export async function exportArchive(db: Db, userId: number, username: string): P
 export function parseArchive(text: string): Archive {
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    // Someone else's file: text that cannot be stored loses that character, never the import.
+    doc = parseCleanJson(text);
   } catch {
     throw new ImportFailed('This is not a castsync archive: it is not JSON');
   }

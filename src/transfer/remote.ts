@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { AddressPolicy } from '../feeds/address-policy';
 import { InvalidInput } from '../errors';
+import { parseCleanJson } from '../text';
 import { checkTarget, failure, FetchFailed, readBody, send } from '../feeds/fetch';
 
 /** Caps on what one answer of another sync server may cost. */
@@ -73,7 +74,8 @@ export class RemoteServer {
       return readBody(r, this.limits.maxBytes);
     });
     try {
-      return JSON.parse(res.toString('utf8')) as unknown;
+      // Another server's text: what cannot be stored loses that character, never the import.
+      return parseCleanJson(res.toString('utf8'));
     } catch {
       throw new ImportFailed(`${url} answered with something that is not JSON`);
     }

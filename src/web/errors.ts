@@ -1,8 +1,9 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { MulterError } from 'multer';
 import { CredentialsRefused, Deleted, InvalidInput, NotFound, SignInRefused, TooManyFailures } from '../errors';
-import { HttpError } from '../http/errors';
-import { lastResort } from '../http/error-handler';
+import { HttpError, isUndecodablePath } from '../http/errors';
+import { lastResort, noteRefused } from '../http/error-handler';
+import type { RequestPart } from '../http/text-edge';
 import type { Logger } from '../logger';
 import { render, type Notice } from './views';
 
@@ -29,6 +30,15 @@ export const again =
     next();
   };
 
+/** A form field or an address holding text that cannot be stored: the form again, saying which. */
+export const inputRefused = (where: RequestPart): PageError =>
+  new PageError(
+    400,
+    where.part === 'path'
+      ? 'This address holds a character that cannot be stored (U+0000): check the link.'
+      : `"${where.name}" holds a character that cannot be stored (U+0000 or a lone surrogate): remove it and try again.`,
+  );
+
 /** The status and message a person sees, and a header the status needs; undefined: for the safety net. */
 function pageError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
@@ -42,6 +52,7 @@ function pageError(err: unknown): HttpError | undefined {
       'Retry-After': String(err.retryAfter),
     });
   }
+  if (isUndecodablePath(err)) return new HttpError(400, 'This address is not valid: check the link.');
   if (err instanceof MulterError) {
     const limit =
       err.field === 'archive'
@@ -69,6 +80,7 @@ export function pageErrors(logger: Logger): ErrorRequestHandler {
     const e =
       pageError(err) ??
       lastResort(logger, err, req, res, 'Something went wrong on the server. It is logged; try again later.');
+    noteRefused(logger, e, req, res);
     if (res.headersSent) return void res.destroy();
     res.status(e.status).set(e.headers);
     if (e.status < 500 && res.locals.again) {

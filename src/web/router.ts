@@ -7,7 +7,8 @@ import { route } from '../http/method';
 import { accountRoutes } from './account';
 import { duplicateRoutes } from './duplicates';
 import { adminRoutes } from './admin';
-import { again, PageError, pageErrors } from './errors';
+import { again, inputRefused, PageError, pageErrors } from './errors';
+import { storableInput } from '../http/text-edge';
 import { flowRoutes } from './flow';
 import { listeningRoutes } from './listening';
 import { oidcSignIn } from './oidc';
@@ -75,7 +76,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     '/web/register',
     again((req, res, notice) => registerPage(req, res, [notice])),
   );
-  r.use(['/web', '/login/flow'], ...session, forms);
+  r.use(['/web', '/login/flow'], ...session, forms, storableInput(inputRefused, { body: true }));
 
   route(r, '/', {
     get: [

@@ -1,0 +1,208 @@
+import request from 'supertest';
+import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { capturedLogger } from '../helpers/logs';
+import { signedInAgent } from '../helpers/web';
+import { runImport } from '../../src/transfer/service';
+import { feedServer } from '../helpers/feed-server';
+
+// Text PostgreSQL cannot store (U+0000, lone surrogates) and bodies of the wrong shape: each door's own
+// error, or on the app doors the item skipped and the rest applied; never a 500 (docs/hostile-input.md).
+
+const NUL = '\u0000';
+const captured = capturedLogger('info');
+let t: TestApp;
+let u: TestUser;
+beforeAll(async () => {
+  t = await testApp({ AUTH_FAILURE_RATE_LIMIT: '100000' }, captured.logger);
+  u = await t.user('text');
+});
+afterAll(() => t.close());
+
+const json = (path: string, body: string) =>
+  request(t.app).post(path).set('Authorization', u.basic).set('Content-Type', 'application/json').send(body);
+
+describe('U+0000 and lone surrogates in a request field', () => {
+  test('/v1: the login username, a feed URL, a lone surrogate, a path: 405; a query parameter: 400', async () => {
+    const login = await request(t.app)
+      .post('/v1/auth/login')
+      .send({ username: `a${NUL}b`, password: 'whatever1' });
+    expectError(login, 405, /^Input could not be validated: username: contains U\+0000/);
+    expectError(
+      await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: `https://x.example/${NUL}` }] }),
+      405,
+    );
+    // JSON.stringify writes a lone surrogate as the escape \ud800, which jsonb refuses.
+    expectError(await json('/v1/subscriptions', '{"subscriptions":[{"feed_url":"https://x.example/\\ud800"}]}'), 405);
+    expectError(await as(t, u).get('/v1/subscriptions/%00'), 405);
+    expectError(await as(t, u).get('/v1/subscriptions?since=%00'), 400, /^Invalid since: /);
+    expect((await as(t, u).get('/v1/subscriptions')).body.total).toBe(0);
+  });
+
+  test('gpodder: an upload skips the URL with its reason and applies the rest; the report is written', async () => {
+    const path = `/api/2/subscriptions/${u.name}/phone.json`;
+    const bad = `https://bad.example/${NUL}feed`;
+    const r = await as(t, u).post(path, {
+      add: [bad, 'https://good.example/feed'],
+      remove: [`https://x.example/${NUL}`],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.update_urls).toEqual([
+      [bad, ''],
+      [`https://x.example/${NUL}`, ''],
+    ]);
+    expect((await as(t, u).get(path)).body.add).toEqual(['https://good.example/feed']);
+    const report = await t.db.query<{ skipped: { item: string }[] }>(
+      'SELECT skipped FROM sync_reports WHERE user_id = $1',
+      [u.id],
+    );
+    expect(report.rows[0]!.skipped.map((s) => s.item)).toContain('https://bad.example/feed');
+  });
+
+  test('gpodder: an episode action with such a field is skipped with its reason, the rest stored', async () => {
+    const ok = { podcast: 'https://good.example/feed', episode: 'https://good.example/1.mp3', action: 'download' };
+    const r = await as(t, u).post(`/api/2/episodes/${u.name}.json`, [{ ...ok, episode: `https://e/${NUL}` }, ok]);
+    expect(r.status).toBe(200);
+    expect(r.body.skipped).toEqual([{ index: 0, reason: expect.stringMatching(/^episode contains U\+0000/) }]);
+    expect((await as(t, u).get(`/api/2/episodes/${u.name}.json`)).body.actions).toHaveLength(1);
+  });
+
+  test('gpodder: a query parameter or a path segment is a 400; a device caption too', async () => {
+    expectError(await as(t, u).get(`/api/2/episodes/${u.name}.json?device=%00`), 400, /^Invalid device: /);
+    expectError(await as(t, u).get(`/api/2/episodes/${u.name}.json?podcast=a%00`), 400);
+    expectError(await as(t, u).post(`/api/2/devices/${u.name}/a%00b.json`, {}), 400);
+    expectError(await as(t, u).post(`/api/2/devices/${u.name}/tablet.json`, { caption: `x${NUL}` }), 400);
+    const poll = await request(t.app).post('/index.php/login/v2/poll').type('form').send(`token=a${NUL}`);
+    expectError(poll, 404);
+  });
+
+  test('web: a form field or a search holding U+0000 is the form again with a 400', async () => {
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const add = await agent
+      .post('/web/subscriptions')
+      .type('form')
+      .send({ _csrf: csrf, feed_url: `https://w.example/${NUL}` });
+    expect(add.status).toBe(400);
+    expect(add.text).toContain('cannot be stored');
+    expect((await agent.get('/web/subscriptions?q=%00')).status).toBe(400);
+    const signIn = await request(t.app)
+      .post('/web/sign-in')
+      .type('form')
+      .send({ username: `a${NUL}`, password: 'x' });
+    expect(signIn.status).toBe(400);
+  });
+});
+
+describe("a third party's text: the character removed, the rest kept", () => {
+  test('an archive with U+0000 and a lone surrogate in its strings imports whole, without them', async () => {
+    const v = await t.user('archive');
+    const document = JSON.stringify({
+      format: 'castsync-archive',
+      version: 1,
+      exported_at: '2026-11-01T00:00:00.000Z',
+      user: 'someone',
+      devices: [{ id: 'kitchen', caption: `Kit${NUL}chen`, type: 'other' }],
+      subscriptions: [
+        {
+          feed_url: `https://archive.example/${NUL}feed`,
+          guid: '00000000-0000-4000-8000-000000000046',
+          is_subscribed: true,
+          subscription_changed: '2026-11-01T00:00:00.000Z',
+          guid_changed: null,
+          other_urls: [],
+          earlier_guids: [],
+        },
+      ],
+      episode_actions: [
+        { podcast: 'https://archive.example/feed', episode: `https://archive.example/1.mp3\ud800`, action: 'new' },
+      ],
+    });
+    const options = { policy: { allowPrivate: true, allowCidrs: [] }, limits: { timeoutMs: 5000, maxBytes: 1 << 20 } };
+    const summary = await runImport(
+      t.db,
+      v.id,
+      { source: 'archive', document },
+      { ...options, dryRun: false, progress: () => undefined },
+    );
+    expect(summary.feeds).toMatchObject({ added: 1, refused: [] });
+    expect(summary.actions).toMatchObject({ added: 1 });
+    expect((await as(t, v).get(`/subscriptions/${v.name}.json`)).body).toEqual(['https://archive.example/feed']);
+    const devices = (await as(t, v).get(`/api/2/devices/${v.name}.json`)).body as { caption: string }[];
+    expect(devices.map((d) => d.caption)).toEqual(['Kitchen']);
+  });
+
+  test("another server's answers with U+0000 import whole, without it", async () => {
+    const v = await t.user('remote');
+    const answer = (body: string) => (_req: unknown, res: import('node:http').ServerResponse) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    const remote = await feedServer({
+      '/index.php/apps/gpoddersync/subscriptions': answer('{"add":["https://remote.example/\\u0000feed"],"remove":[]}'),
+      '/index.php/apps/gpoddersync/episode_action': answer(
+        '{"actions":[{"podcast":"https://remote.example/feed","episode":"https://remote.example/1.mp3\\u0000","action":"new"}]}',
+      ),
+    });
+    try {
+      const from = { source: 'nextcloud' as const, serverUrl: remote.url(''), remoteUser: 'me', password: 'pw' };
+      const options = {
+        policy: { allowPrivate: true, allowCidrs: [] },
+        limits: { timeoutMs: 5000, maxBytes: 1 << 20 },
+      };
+      const summary = await runImport(t.db, v.id, from, { ...options, dryRun: false, progress: () => undefined });
+      expect(summary.actions).toMatchObject({ added: 1 });
+      expect((await as(t, v).get(`/subscriptions/${v.name}.json`)).body).toEqual(['https://remote.example/feed']);
+    } finally {
+      await remote.close();
+    }
+  });
+
+  test('an OPML upload with U+0000 in a title and a URL subscribes to the feed without it', async () => {
+    const v = await t.user('opml');
+    const opml = `<opml version="2.0"><body><outline text="T${NUL}itle" xmlUrl="https://opml.example/${NUL}feed"/></body></opml>`;
+    const r = await request(t.app)
+      .post('/v1/subscriptions.opml')
+      .set('Authorization', v.basic)
+      .type('text/x-opml')
+      .send(opml);
+    expect(r.status).toBe(200);
+    expect(r.body.success.map((x: { feed_url: string }) => x.feed_url)).toEqual(['https://opml.example/feed']);
+  });
+});
+
+describe('a body of the wrong shape', () => {
+  test.each([
+    '/api/2/episodes/{user}.json',
+    '/index.php/apps/gpoddersync/episode_action/create',
+    '/apps/gpoddersync/episode_action/create',
+    '/api/2/subscriptions/{user}/phone.json',
+    '/index.php/apps/gpoddersync/subscription_change/create',
+    '/api/2/devices/{user}/phone.json',
+    '/api/2/sync-devices/{user}.json',
+  ])('%s: null, a number, a string, an object for a list: 400 with {code, message}', async (template) => {
+    const path = template.replace('{user}', u.name);
+    const bodies = ['null', '42', '"text"', ...(template.includes('episode') ? ['{"podcast":"x"}'] : ['[]'])];
+    for (const body of bodies) expectError(await json(path, body), 400);
+  });
+
+  test('an empty body is an empty batch of episode actions, as the contract says, not a wrong shape', async () => {
+    const r = await request(t.app).post(`/api/2/episodes/${u.name}.json`).set('Authorization', u.basic);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ timestamp: expect.any(Number), update_urls: [] });
+  });
+});
+
+describe('a refused input in the log', () => {
+  test('is a warning with the reason, never an error with a stack', async () => {
+    captured.lines.length = 0;
+    await request(t.app)
+      .post('/v1/auth/login')
+      .send({ username: `a${NUL}`, password: 'whatever1' });
+    await json(`/api/2/episodes/${u.name}.json`, 'null');
+    const lines = captured.lines.filter((l) => l.req !== undefined);
+    expect(lines.map((l) => [l.level, l.status])).toEqual([
+      [40, 405],
+      [40, 400],
+    ]);
+    expect(lines[0]!.refused).toMatch(/username: contains U\+0000/);
+    expect(lines[1]!.refused).toMatch(/array/);
+    expect(captured.raw.join('\n')).not.toMatch(/"stack"|"level":50/);
+  });
+});
