@@ -1,0 +1,56 @@
+// The sync endpoint's actions and what became of them (docs/opa-sync.md), as the domain takes them: the
+// door has checked their shape, ids and times.
+
+/** A subscription as the sync endpoint shows it. */
+export type SyncSubscription = {
+  syncId: string;
+  guid: string;
+  feedUrl: string;
+  subscribedAt: Date;
+  /** Set while the record is not subscribed (unsubscribed or deleted). */
+  unsubscribedAt?: Date;
+  /** What last-write-wins compares: the app's time of the latest change through a sync action, else the server's. */
+  lastUpdated: Date;
+  /** The server's change stamp of the record's latest change: what `since` compares. */
+  changed: Date;
+};
+
+type ActionBase = { actionId: string; occurredAt: Date };
+
+export type SubscriptionAction = ActionBase & { type: 'subscription' } & (
+    | { action: 'subscribe'; feedUrl: string; guid?: string | undefined }
+    | { action: 'unsubscribe'; syncId: string }
+    | { action: 'update'; syncId: string; feedUrl?: string | undefined; guid?: string | undefined }
+  );
+
+/** An episode named as the episode records name it: its sync id, or its podcast and enclosure URL. */
+export type EpisodeRef = {
+  syncId?: string | undefined;
+  podcastGuid?: string | undefined;
+  podcastUrl?: string | undefined;
+  enclosureUrl?: string | undefined;
+  episodeGuid?: string | undefined;
+};
+
+export type EpisodeAction = ActionBase & { type: 'episode'; episode: EpisodeRef } & (
+    | { action: 'create' | 'played' | 'unplayed' }
+    | { action: 'position'; position: number }
+    | { action: 'favourite'; favourite: boolean }
+  );
+
+export type SyncAction = SubscriptionAction | EpisodeAction;
+
+/** An episode as the sync endpoint shows it after an action. */
+export type SyncEpisode = {
+  syncId: string;
+  podcastGuid?: string | undefined;
+  podcastUrl: string;
+  enclosureUrl: string;
+};
+
+export type Entity =
+  { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: SyncEpisode };
+
+export type Outcome =
+  | { status: 'applied' | 'ignored'; entity?: Entity | undefined }
+  | { status: 'rejected'; reason: string; entity?: Entity | undefined };
