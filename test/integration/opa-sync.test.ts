@@ -149,6 +149,17 @@ describe('subscription actions', () => {
     expect((await as(t, u).get('/api/v1/subscriptions')).body.results).toHaveLength(2);
   });
 
+  test('two batches at once that subscribe the same feed make one subscription', async () => {
+    const u = await t.user();
+    const [a, b] = await Promise.all([
+      sync(u, [sub('https://race.example/feed', '2026-07-11T10:00:00Z')], CLIENT_A),
+      sync(u, [sub('https://race.example/feed', '2026-07-11T10:00:01Z')], CLIENT_B),
+    ]);
+    expect([a[0]!.status, b[0]!.status].sort()).toEqual(['applied', 'ignored']);
+    expect(a[0]!.data!.sync_id).toBe(b[0]!.data!.sync_id);
+    expect((await as(t, u).get('/api/v1/subscriptions')).body.results).toHaveLength(1);
+  });
+
   test('an update changes the guid and feed URL, never into another subscription', async () => {
     const u = await t.user();
     const [a, b] = await sync(u, [
@@ -368,6 +379,17 @@ describe('one store, every door', () => {
     expect(await gpodderPull(u, since)).toMatchObject({ add: [], remove: ['https://door.example/a'] });
     const v1 = (await as(t, u).get('/v1/subscriptions')).body.subscriptions;
     expect(v1).toEqual([expect.objectContaining({ feed_url: 'https://door.example/a', is_subscribed: false })]);
+  });
+
+  test('a /v1 PATCH that unsubscribes shows in GET /api/v1/sync', async () => {
+    const u = await t.user();
+    const [s] = await sync(u, [sub('https://door.example/patch', '2026-07-11T10:00:00Z')]);
+    const first = await pull(u);
+    await as(t, u).patch(`/v1/subscriptions/${s!.data!.guid}`, { is_subscribed: false });
+    const after = await pull(u, new URL(first.next_since).search);
+    expect(after.results.map((r) => r.data.sync_id)).toEqual([s!.data!.sync_id]);
+    expect(after.results[0]!.data.unsubscribed_at).toBe(after.results[0]!.last_updated);
+    expect(after.results[0]!.data.subscribed_at).toBe('2026-07-11T10:00:00.000Z');
   });
 
   test('a change through another door after a sync action wins over an older action time', async () => {
