@@ -22,6 +22,16 @@ CREATE TABLE sync_subscription_changes (
   FOREIGN KEY (user_id, subscription_id) REFERENCES subscriptions (user_id, id) ON DELETE CASCADE
 );
 
+-- The app install (Client-ID) whose sync action made an episode's latest change, while `stamp` is that
+-- change's stamp (the episode's newest in episode_latest); any later change through another door makes it stale.
+CREATE TABLE sync_episode_changes (
+  user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  episode_hash uuid NOT NULL,
+  stamp timestamptz NOT NULL,
+  client_id uuid,
+  PRIMARY KEY (user_id, episode_hash)
+);
+
 -- Each action a sync batch applied or ignored, by its action_id, so that a retried action is answered
 -- the same and applied once. entity_id names what it acted on (a subscription's or an episode's sync_id).
 CREATE TABLE sync_actions (
@@ -30,7 +40,7 @@ CREATE TABLE sync_actions (
   type text NOT NULL,
   action text NOT NULL,
   status text NOT NULL,
-  entity_id uuid,
+  entity_id uuid NOT NULL,
   received timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (user_id, action_id),
   CONSTRAINT sync_actions_status_check CHECK (status IN ('applied', 'ignored'))
@@ -38,6 +48,7 @@ CREATE TABLE sync_actions (
 
 -- Down Migration
 DROP TABLE sync_actions;
+DROP TABLE sync_episode_changes;
 DROP TABLE sync_subscription_changes;
 DROP INDEX subscriptions_user_sync_id_key;
 ALTER TABLE subscriptions DROP COLUMN sync_id;

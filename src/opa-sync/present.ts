@@ -1,4 +1,4 @@
-import type { Entity, Outcome, SyncAction, SyncSubscription } from '../sync/service';
+import type { Entity, Outcome, Stamped, SyncAction, SyncEpisode, SyncSubscription } from '../sync/service';
 import { iso } from '../timestamps';
 
 // Entities and results in the draft's field names (snake_case, RFC 3339 times in UTC with milliseconds).
@@ -11,16 +11,27 @@ export const presentSubscription = (x: SyncSubscription) => ({
   ...(x.unsubscribedAt && { unsubscribed_at: iso(x.unsubscribedAt) }),
 });
 
-function presentEntity(e: Entity) {
-  if (e.type === 'subscription') return presentSubscription(e.subscription);
-  const x = e.episode;
-  return {
-    sync_id: x.syncId,
-    ...(x.podcastGuid && { podcast_guid: x.podcastGuid }),
-    podcast_url: x.podcastUrl,
-    enclosure_url: x.enclosureUrl,
-  };
-}
+const stamped = <T>(s: Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
+
+/** An episode in the shape of the OPA episodes draft's record (as /v1/episodes shows it). */
+export const presentEpisode = (x: SyncEpisode) => ({
+  sync_id: x.syncId,
+  ...(x.podcastGuid && { podcast_guid: x.podcastGuid }),
+  podcast_url: x.podcastUrl,
+  enclosure_url: x.enclosureUrl,
+  ...(x.position && { playback_position: stamped(x.position) }),
+  played_status: stamped(x.played),
+});
+
+const presentEntity = (e: Entity) =>
+  e.type === 'subscription' ? presentSubscription(e.subscription) : presentEpisode(e.episode);
+
+/** A change in GET /api/v1/sync: its type, the server's time of it, the entity now. */
+export const presentChange = (e: Entity) => ({
+  type: e.type,
+  last_updated: iso(e.type === 'subscription' ? e.subscription.changed : e.episode.changed),
+  data: presentEntity(e),
+});
 
 /** One action's result; the entity under both names the draft uses (`data` and `entity`). */
 export function present(a: SyncAction, o: Outcome) {

@@ -10,7 +10,7 @@ import { BadRequest, opaError, ValidationFailed } from '../opa/errors';
 import * as sync from '../sync/service';
 import { iso } from '../timestamps';
 import { echo, parseAction, Rejected } from './parse';
-import { present, presentSubscription } from './present';
+import { present, presentChange, presentSubscription } from './present';
 import * as query from './query';
 import * as s from './schemas';
 
@@ -52,10 +52,10 @@ async function getSync(ctx: ApiContext, req: Request) {
     since: query.since(req.query),
     limit: query.limit(req.query, 50),
     ownClient: includeOwn ? undefined : client,
+    include: { subscriptions: include.has('subscription'), episodes: include.has('episode') },
   });
-  const results = include.has('subscription') ? page.subscriptions : [];
   return {
-    results: results.map((x) => ({ type: 'subscription', last_updated: iso(x.changed), data: presentSubscription(x) })),
+    results: page.changes.map(presentChange),
     has_more: page.hasMore,
     has_next: page.hasMore,
     next_since: query.link(ctx, req, '/api/v1/sync', { since: iso(page.nextSince) }),

@@ -22,12 +22,17 @@ export const syncSubscription = z
   })
   .openapi('SyncSubscription');
 
+const stamped = <T extends z.ZodType>(value: T, description: string) =>
+  z.object({ value, timestamp: time("The app's time it took that value") }).openapi({ description });
+
 export const syncEpisode = z
   .object({
     sync_id: uuid("The episode's id (as /v1/episodes names it)"),
     podcast_guid: uuid("The podcast's guid, when the user's subscription has it").optional(),
     podcast_url: z.string(),
     enclosure_url: z.string(),
+    playback_position: stamped(z.number().int().min(0), 'Seconds into the episode, at the latest play').optional(),
+    played_status: stamped(z.boolean(), 'Played to the end (or marked so), not since marked unplayed'),
   })
   .openapi('SyncEpisode');
 
@@ -70,9 +75,9 @@ const paging = {
 
 export const syncChange = z
   .object({
-    type: z.literal('subscription'),
+    type: z.enum(['subscription', 'episode']),
     last_updated: time("The server's time of the change: what `since` compares"),
-    data: syncSubscription,
+    data: entity,
   })
   .openapi('SyncChange');
 

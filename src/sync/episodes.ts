@@ -1,13 +1,13 @@
 import type { Queryable } from '../db/pool';
 import * as records from '../listening/records';
 import { urlHash } from '../subscriptions/urls';
-import * as repo from './repo';
-import type { EpisodeAction, Outcome } from './types';
+import * as episodeRepo from './episode-repo';
+import type { Decision, EpisodeAction } from './types';
 
 // The episode actions of a sync batch, stored as the episode records of /v1/episodes store them (as the
 // episode actions every door reads): a play here is a position to a gpodder app, and the other way round.
 
-type Context = { tx: Queryable; userId: number };
+type Context = { tx: Queryable; userId: number; clientId: string | undefined };
 
 /** The kinds of episode action whose latest time a sync action must be strictly later than. */
 const COMPARED: Record<Exclude<EpisodeAction['action'], 'favourite'>, string[]> = {
@@ -38,29 +38,28 @@ function writeOf(a: EpisodeAction): records.RecordWrite {
  * Favourites: what the favourites store keeps, once this server has one (docs/opa-sync.md, "favourite").
  * The one place to wire it: `setFavourite(tx, userId, episode, a.favourite, a.occurredAt)`.
  */
-function favourite(): Promise<Outcome> {
+function favourite(): Promise<Decision> {
   return Promise.resolve({ status: 'rejected', reason: 'favourites are not kept by this server yet' });
 }
 
-export async function episodeAction(c: Context, a: EpisodeAction): Promise<Outcome> {
+const naming = (status: 'applied' | 'ignored', syncId: string): Decision => ({
+  status,
+  ref: { type: 'episode', syncId },
+});
+
+export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decision> {
   if (a.action === 'favourite') return favourite();
   const e = a.episode;
   const hash = e.syncId ?? (e.enclosureUrl ? urlHash(e.enclosureUrl) : undefined);
-  const times = hash === undefined ? [] : await repo.episodeTimes(c.tx, c.userId, hash);
+  const times = hash === undefined ? [] : await episodeRepo.episodeStates(c.tx, c.userId, [hash]);
   const latest = times.filter((t) => COMPARED[a.action].includes(t.action));
   const known = times[0];
   if (known && (a.action === 'create' || latest.some((t) => t.at >= a.occurredAt))) {
-    const episode = { syncId: known.sync_id, podcastUrl: known.podcast_url, enclosureUrl: known.episode_url };
-    return { status: 'ignored', entity: { type: 'episode', episode } };
+    return naming('ignored', known.sync_id);
   }
   const [saved] = await records.save(c.tx, c.userId, [writeOf(a)]);
   if (!saved) throw new Error('an episode record was not saved');
   if (!saved.ok) return { status: 'rejected', reason: saved.message };
-  const episode = {
-    syncId: saved.syncId,
-    podcastGuid: saved.podcastGuid ?? undefined,
-    podcastUrl: saved.podcastUrl,
-    enclosureUrl: saved.enclosureUrl,
-  };
-  return { status: 'applied', entity: { type: 'episode', episode } };
+  await episodeRepo.noteEpisode(c.tx, c.userId, saved.syncId, c.clientId ?? null);
+  return naming('applied', saved.syncId);
 }

@@ -100,7 +100,7 @@ export type StoredAction = {
   type: string;
   action: string;
   status: string;
-  entity_id: string | null;
+  entity_id: string;
 };
 
 /** The actions of these ids the user's batches already applied or ignored. */
@@ -198,19 +198,6 @@ export async function recordsPage(
       WHERE s.user_id = $1 AND s.id > $2 AND ($3 OR (s.is_subscribed AND s.deleted IS NULL))
       ORDER BY s.id LIMIT $4`,
     [userId, q.after, q.all, q.limit],
-  );
-  return r.rows;
-}
-
-export type EpisodeTime = { action: string; at: Date; podcast_url: string; episode_url: string; sync_id: string };
-
-/** The times of an episode's latest action of each kind (its episode actions, read downwards). */
-export async function episodeTimes(db: Queryable, userId: number, episodeHash: string): Promise<EpisodeTime[]> {
-  const r = await db.query<EpisodeTime>(
-    `SELECT l.action, l.at, a.podcast_url, a.episode_url, l.episode_hash::text AS sync_id
-       FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-      WHERE l.user_id = $1 AND l.episode_hash = $2::uuid`,
-    [userId, episodeHash],
   );
   return r.rows;
 }

@@ -3,7 +3,7 @@ import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, parseGuid, urlHash } from '../subscriptions/urls';
 import { isSubscribed, subscriptionOf } from './entities';
 import * as repo from './repo';
-import type { Outcome, SubscriptionAction } from './types';
+import type { Decision, SubscriptionAction } from './types';
 
 // The subscription actions of a sync batch, each in the batch's transaction under the user's lock, through
 // the subscription service: last write wins by the app's time, and no action merges or hides another record.
@@ -12,12 +12,13 @@ type Context = { tx: Queryable; userId: number; clientId: string | undefined };
 
 const NOT_FOUND = 'Entity not found';
 
-const entity = (row: repo.EntityRow) => ({ type: 'subscription' as const, subscription: subscriptionOf(row) });
-const ignored = (row: repo.EntityRow): Outcome => ({ status: 'ignored', entity: entity(row) });
-const rejected = (reason: string, row?: repo.EntityRow): Outcome => ({
+const ref = (row: repo.EntityRow) => ({ type: 'subscription' as const, syncId: row.sync_id });
+const ignored = (row: repo.EntityRow): Decision => ({ status: 'ignored', ref: ref(row) });
+const applied = (row: repo.EntityRow): Decision => ({ status: 'applied', ref: ref(row) });
+const rejected = (reason: string, row?: repo.EntityRow): Decision => ({
   status: 'rejected',
   reason,
-  entity: row && entity(row),
+  ref: row && ref(row),
 });
 
 /** Strictly later than the record's latest change: equal or earlier is stale. */
@@ -28,7 +29,7 @@ async function bySyncId(c: Context, syncId: string) {
 }
 
 /** Subscribes: a record that is subscribed is left as it is; one unsubscribed earlier is subscribed again. */
-async function subscribe(c: Context, a: SubscriptionAction & { action: 'subscribe' }): Promise<Outcome> {
+async function subscribe(c: Context, a: SubscriptionAction & { action: 'subscribe' }): Promise<Decision> {
   const item = subscriptions.checkFeed({ url: a.feedUrl, guid: a.guid });
   if (!subscriptions.isItem(item)) {
     const reason = item.ok ? 'Invalid data' : item.reason;
@@ -45,10 +46,10 @@ async function subscribe(c: Context, a: SubscriptionAction & { action: 'subscrib
     occurredAt: a.occurredAt,
     clientId: c.clientId ?? null,
   });
-  return { status: 'applied', entity: entity(row) };
+  return applied(row);
 }
 
-async function unsubscribe(c: Context, a: SubscriptionAction & { action: 'unsubscribe' }): Promise<Outcome> {
+async function unsubscribe(c: Context, a: SubscriptionAction & { action: 'unsubscribe' }): Promise<Decision> {
   const row = await bySyncId(c, a.syncId);
   if (!row) return rejected(NOT_FOUND);
   const shown = subscriptionOf(row);
@@ -60,7 +61,7 @@ async function unsubscribe(c: Context, a: SubscriptionAction & { action: 'unsubs
     occurredAt: a.occurredAt,
     clientId: c.clientId ?? null,
   });
-  return { status: 'applied', entity: entity(row) };
+  return applied(row);
 }
 
 /** Why an update's guid or URL cannot be taken: invalid, or another record's (which would merge or hide it). */
@@ -81,7 +82,7 @@ async function updateProblem(c: Context, row: repo.EntityRow, a: SubscriptionAct
 }
 
 /** Changes a record's guid or feed URL; a deleted record takes no change. */
-async function update(c: Context, a: SubscriptionAction & { action: 'update' }): Promise<Outcome> {
+async function update(c: Context, a: SubscriptionAction & { action: 'update' }): Promise<Decision> {
   const row = await bySyncId(c, a.syncId);
   if (!row) return rejected(NOT_FOUND);
   if (row.deleted) return rejected('The subscription was deleted', row);
@@ -99,10 +100,10 @@ async function update(c: Context, a: SubscriptionAction & { action: 'update' }):
       clientId: c.clientId ?? null,
     });
   }
-  return { status: 'applied', entity: entity(row) };
+  return applied(row);
 }
 
-export function subscriptionAction(c: Context, a: SubscriptionAction): Promise<Outcome> {
+export function subscriptionAction(c: Context, a: SubscriptionAction): Promise<Decision> {
   switch (a.action) {
     case 'subscribe':
       return subscribe(c, a);

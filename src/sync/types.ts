@@ -40,17 +40,32 @@ export type EpisodeAction = ActionBase & { type: 'episode'; episode: EpisodeRef 
 
 export type SyncAction = SubscriptionAction | EpisodeAction;
 
-/** An episode as the sync endpoint shows it after an action. */
+/** A piece of an episode's state and the time (the app's) it took that value. */
+export type Stamped<T> = { value: T; at: Date };
+
+/** An episode as the sync endpoint shows it: what names it, its position and whether it is played. */
 export type SyncEpisode = {
   syncId: string;
   podcastGuid?: string | undefined;
   podcastUrl: string;
   enclosureUrl: string;
+  position?: Stamped<number>;
+  played: Stamped<boolean>;
+  /** The server's change stamp of the episode's latest change: what `since` compares. */
+  changed: Date;
 };
 
 export type Entity =
   { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: SyncEpisode };
 
-export type Outcome =
-  | { status: 'applied' | 'ignored'; entity?: Entity | undefined }
-  | { status: 'rejected'; reason: string; entity?: Entity | undefined };
+/** What an action names: the entity whose state its result shows. */
+export type Ref = { type: 'subscription' | 'episode'; syncId: string };
+
+/** What an action's rules decided. */
+export type Decision =
+  { status: 'applied' | 'ignored'; ref: Ref } | { status: 'rejected'; reason: string; ref?: Ref | undefined };
+
+/** What became of an action: the decision, and the entity's state once the batch is done. */
+export type Outcome = ({ status: 'applied' | 'ignored' } | { status: 'rejected'; reason: string }) & {
+  entity?: Entity | undefined;
+};

@@ -482,6 +482,69 @@ describe('episode actions', () => {
     expect(bad).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^Invalid data.position/) });
   });
 
+  test("GET /api/v1/sync lists episodes changed through any door, in stamp order, but the client's own", async () => {
+    const u = await t.user();
+    await sync(u, [sub(podcast, '2026-07-11T09:00:00Z')]);
+    const start = new URL((await pull(u)).next_since).search;
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      {
+        podcast,
+        episode: 'https://ep.example/gp.mp3',
+        action: 'play',
+        position: 30,
+        total: 60,
+        timestamp: '2026-07-11T11:00:00',
+      },
+    ]);
+    await sync(u, [sub('https://ep.example/other', '2026-07-11T09:00:00Z')]);
+    const [own] = await sync(u, [episode('position', '2026-07-11T12:00:00Z', { position: 50 })], CLIENT_A);
+    const page = await pull(u, start);
+    expect(
+      page.results.map((r) => [
+        r.type,
+        (r.data as unknown as Record<string, unknown>).enclosure_url ?? r.data.feed_url,
+      ]),
+    ).toEqual([
+      ['episode', 'https://ep.example/gp.mp3'],
+      ['subscription', 'https://ep.example/other'],
+      ['episode', 'https://ep.example/1.mp3'],
+    ]);
+    expect(page.results[0]!.data).toEqual({
+      sync_id: expect.any(String),
+      podcast_guid: expect.any(String),
+      podcast_url: podcast,
+      enclosure_url: 'https://ep.example/gp.mp3',
+      playback_position: { value: 30, timestamp: '2026-07-11T11:00:00.000Z' },
+      played_status: { value: false, timestamp: '2026-07-11T11:00:00.000Z' },
+    });
+    expect(page.results[2]!.data).toEqual(own!.data);
+    // Client A's own position is left out of its own pull; B sees it; include=subscriptions leaves episodes out.
+    const types = (p: Awaited<ReturnType<typeof pull>>) => p.results.map((r) => r.type);
+    expect(types(await pull(u, start, CLIENT_A))).toEqual(['episode', 'subscription']);
+    expect(types(await pull(u, start, CLIENT_B))).toEqual(['episode', 'subscription', 'episode']);
+    expect(types(await pull(u, `${start}&include=subscriptions`))).toEqual(['subscription']);
+    expect(types(await pull(u, `${start}&include=episodes`))).toEqual(['episode', 'episode']);
+  });
+
+  test('episodes of one gpodder upload share a stamp: a page holds them whole', async () => {
+    const u = await t.user();
+    const plays = [1, 2, 3, 4].map((k) => ({
+      podcast,
+      episode: `https://ep.example/tie/${k}.mp3`,
+      action: 'play',
+      position: k,
+      timestamp: '2026-07-11T11:00:00',
+    }));
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, plays);
+    await sync(u, [sub('https://ep.example/after', '2026-07-11T09:00:00Z')]);
+    const first = await pull(u, '?limit=2');
+    expect(first.results.map((r) => r.type)).toEqual(['episode', 'episode', 'episode', 'episode']);
+    expect(first.has_more).toBe(true);
+    const second = await pull(u, new URL(first.next_since).search);
+    expect(second.results.map((r) => r.data.feed_url)).toEqual(['https://ep.example/after']);
+    expect(new URL(second.previous_since!).searchParams.get('since')).toBeNull();
+  });
+
   test('a favourite is rejected: this server keeps no favourites yet', async () => {
     const u = await t.user();
     const [r] = await sync(u, [episode('favourite', '2026-07-11T10:00:00Z', { favourite: true })]);

@@ -80,9 +80,20 @@ test('user remove leaves no row with that user id in any table', async () => {
         occurred_at: '2026-07-11T10:00:00Z',
         data: { feed_url: 'https://example.com/synced' },
       },
+      {
+        type: 'episode',
+        action: 'position',
+        action_id: '0b8c6d1e-58b2-4c1f-9a57-2f0f3c7e9d10',
+        occurred_at: '2026-07-11T10:00:00Z',
+        data: {
+          podcast_url: 'https://example.com/synced',
+          enclosure_url: 'https://example.com/synced/1.mp3',
+          position: 5,
+        },
+      },
     ],
   });
-  expect(synced.body.results[0].status).toBe('applied');
+  expect(synced.body.results.map((r: { status: string }) => r.status)).toEqual(['applied', 'applied']);
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);
