@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { as, expectError, ISO_MS, testApp, type TestApp, type TestUser } from '../helpers/app';
@@ -557,7 +558,46 @@ describe('episode actions', () => {
   });
 });
 
+/** The OpenAPI document's schema `name`, compiled with the document's other schemas for its references. */
+async function schemaOf(name: string) {
+  const doc = (await request(t.app).get('/openapi.json')).body as { components: { schemas: object } };
+  const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  ajv.addSchema({ $id: 'castsync', components: doc.components });
+  return ajv.getSchema(`castsync#/components/schemas/${name}`)!;
+}
+
 describe('discovery', () => {
+  test('the answers validate against the documented schemas', async () => {
+    const u = await t.user();
+    const posted = await post(u, [
+      sub('https://schema.example/feed', '2026-07-11T10:00:00Z'),
+      {
+        type: 'episode',
+        action: 'position',
+        action_id: randomUUID(),
+        occurred_at: '2026-07-11T10:00:00Z',
+        data: {
+          podcast_url: 'https://schema.example/feed',
+          enclosure_url: 'https://schema.example/1.mp3',
+          position: 3,
+        },
+      },
+      { type: 'nope' },
+    ]);
+    const checks: [string, unknown][] = [
+      ['SyncResponse', posted.body],
+      ['SyncPage', await pull(u, '?since=2020-01-01T00:00:00Z')],
+      ['SyncSubscriptionPage', (await as(t, u).get('/api/v1/subscriptions?include_unsubscribed=true')).body],
+      ['SyncSubscription', await one(u, posted.body.results[0].data.sync_id)],
+    ];
+    for (const [name, body] of checks) {
+      const validate = await schemaOf(name);
+      expect([name, validate(body), validate.errors ?? null]).toEqual([name, true, null]);
+    }
+    // …and the schemas are not ones that take anything.
+    expect((await schemaOf('SyncPage'))({ results: [] })).toBe(false);
+  });
+
   test('capabilities advertise the sync draft as unstable, and the document has the endpoints', async () => {
     const caps = (await request(t.app).get('/v1/capabilities')).body.capabilities;
     expect(caps['urn:opa:sync']).toEqual({ '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } });
