@@ -2,7 +2,8 @@
 -- The Open Podcast API's sync endpoint (/api/v1/sync, docs/opa-sync.md).
 
 -- Each record's sync_id: the id the sync endpoint names it by, random so that it says nothing of other
--- users' records. Set by default, so the statements that create records need not know of it.
+-- users' records. Set by default, so the statements that create records need not know of it (a
+-- volatile default: adding the column rewrites the table once, at the upgrade).
 ALTER TABLE subscriptions ADD COLUMN sync_id uuid NOT NULL DEFAULT gen_random_uuid();
 CREATE UNIQUE INDEX subscriptions_user_sync_id_key ON subscriptions (user_id, sync_id);
 

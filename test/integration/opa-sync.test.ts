@@ -546,6 +546,15 @@ describe('episode actions', () => {
     expect(new URL(second.previous_since!).searchParams.get('since')).toBeNull();
   });
 
+  test('a retried episode action is answered the same and stored once', async () => {
+    const u = await t.user();
+    const batch = [episode('position', '2026-07-11T10:00:00Z', { position: 42 })];
+    const first = await sync(u, batch);
+    expect(first[0]!.status).toBe('applied');
+    expect(await sync(u, batch)).toEqual(first);
+    expect(await gpodderActions(u)).toHaveLength(1);
+  });
+
   test('a favourite is rejected: this server keeps no favourites yet', async () => {
     const u = await t.user();
     const [r] = await sync(u, [episode('favourite', '2026-07-11T10:00:00Z', { favourite: true })]);
