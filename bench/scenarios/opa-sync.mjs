@@ -99,5 +99,5 @@ export default async function opaSync(ctx, results) {
   log('measuring /api/v1/sync: 20,000 actions against 200 per user ...');
   const few = await syncOf(ctx, 'sync-200', 200);
   const many = await syncOf(ctx, 'sync-20000', 20_000);
-  results['/api/v1/sync, 20,000 vs 200 actions per user'] = sideBySide(few, many);
+  results['opa sync, 20,000 vs 200 actions'] = sideBySide(few, many);
 }
