@@ -34,7 +34,10 @@ export async function bySyncIds(db: Queryable, userId: number, syncIds: string[]
   return r.rows;
 }
 
-/** The record a subscribe names: by its guid (any of its chain) first, then by its URL (any it had). */
+/**
+ * The record a subscribe names: a subscribed one that has its guid or its URL (any it had) first, as the
+ * draft says a subscribe of a feed the user is subscribed to by either is ignored; else by guid, then URL.
+ */
 export async function findMatch(
   db: Queryable,
   userId: number,
@@ -45,12 +48,13 @@ export async function findMatch(
     name: 'sync-find-match',
     text: `SELECT ${ENTITY} FROM ${FROM}
       WHERE s.user_id = $1 AND s.id = (
-        SELECT id FROM (
+        SELECT m.id FROM (
           SELECT 1 AS o, id FROM subscriptions WHERE user_id = $1 AND guid = $2
           UNION ALL SELECT 2, subscription_id FROM subscription_guids WHERE user_id = $1 AND guid = $2
           UNION ALL SELECT 3, id FROM subscriptions WHERE user_id = $1 AND url_hash = $3
           UNION ALL SELECT 4, subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = $3) m
-        ORDER BY o LIMIT 1)`,
+        JOIN subscriptions x ON x.user_id = $1 AND x.id = m.id
+        ORDER BY (x.is_subscribed AND x.deleted IS NULL) DESC, o LIMIT 1)`,
     values: [userId, guid, hash],
   });
   return r.rows[0];

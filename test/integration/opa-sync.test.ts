@@ -161,6 +161,19 @@ describe('subscription actions', () => {
     expect((await as(t, u).get('/api/v1/subscriptions')).body.results).toHaveLength(1);
   });
 
+  test('a subscribe whose guid names an unsubscribed one and whose URL a subscribed one is ignored', async () => {
+    const u = await t.user();
+    const guid = randomUUID();
+    const [a, b] = await sync(u, [
+      sub('https://both.example/a', '2026-07-11T10:00:00Z', { guid }),
+      sub('https://both.example/b', '2026-07-11T10:00:00Z'),
+    ]);
+    await sync(u, [unsub(a!.data!.sync_id, '2026-07-11T11:00:00Z')]);
+    const [r] = await sync(u, [sub('https://both.example/b', '2026-07-11T12:00:00Z', { guid })]);
+    expect(r).toMatchObject({ status: 'ignored', data: { sync_id: b!.data!.sync_id } });
+    expect((await one(u, a!.data!.sync_id)).unsubscribed_at).toBe('2026-07-11T11:00:00.000Z');
+  });
+
   test('an update changes the guid and feed URL, never into another subscription', async () => {
     const u = await t.user();
     const [a, b] = await sync(u, [
