@@ -36,9 +36,10 @@ function writeOf(a: EpisodeAction): records.RecordWrite {
 
 /**
  * Favourites: what the favourites store keeps, once this server has one (docs/opa-sync.md, "favourite").
- * The one place to wire it: `setFavourite(tx, userId, episode, a.favourite, a.occurredAt)`.
+ * The one place to wire it: name the episode as episodeAction does, `setFavourite(c.tx, c.userId, episode,
+ * a.favourite, a.occurredAt)`, and answer `ignored` when the stored favourite is as late or later.
  */
-function favourite(): Promise<Decision> {
+function favourite(_c: Context, _a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
   return Promise.resolve({ status: 'rejected', reason: 'favourites are not kept by this server yet' });
 }
 
@@ -48,7 +49,7 @@ const naming = (status: 'applied' | 'ignored', syncId: string): Decision => ({
 });
 
 export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decision> {
-  if (a.action === 'favourite') return favourite();
+  if (a.action === 'favourite') return favourite(c, a);
   const e = a.episode;
   const hash = e.syncId ?? (e.enclosureUrl ? urlHash(e.enclosureUrl) : undefined);
   const times = hash === undefined ? [] : await episodeRepo.episodeStates(c.tx, c.userId, [hash]);
