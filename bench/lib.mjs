@@ -173,3 +173,18 @@ export const stop = (p) =>
     p.once('exit', r);
     process.kill(-p.pid, 'SIGTERM');
   });
+
+/** The figures of a small and a large user side by side: [small, large] each, and the ratio of the p50s. */
+export const sideBySide = (few, many) =>
+  Object.fromEntries(
+    Object.keys(few).map((k) => [
+      k,
+      {
+        p50_ms: [few[k].p50_ms, many[k].p50_ms],
+        p99_ms: [few[k].p99_ms, many[k].p99_ms],
+        rps: [few[k].rps, many[k].rps],
+        p50_ratio: many[k].p50_ms / few[k].p50_ms,
+        errors: few[k].errors + many[k].errors,
+      },
+    ]),
+  );

@@ -15,6 +15,7 @@ import fetchBacklog from './scenarios/fetch-backlog.mjs';
 import floor from './scenarios/floor.mjs';
 import gpodder from './scenarios/gpodder.mjs';
 import importHistory from './scenarios/import.mjs';
+import opaSync from './scenarios/opa-sync.mjs';
 import scale from './scenarios/scale.mjs';
 import userSize from './scenarios/user-size.mjs';
 
@@ -29,6 +30,7 @@ const SCENARIOS = {
   'feed-items': feedItems,
   'fetch-backlog': fetchBacklog,
   import: importHistory,
+  'opa-sync': opaSync,
   scale,
 };
 const chosen = process.env.SCENARIOS?.split(',').map((s) => s.trim()) ?? Object.keys(SCENARIOS);

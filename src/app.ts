@@ -20,6 +20,7 @@ import { countJobs } from './jobs/queue';
 import type { Logger } from './logger';
 import { gpodderRouter } from './gpodder/router';
 import { opaRouter } from './opa/router';
+import { opaSyncRouter } from './opa-sync/router';
 import { openApiDocument } from './openapi';
 import { webRouter } from './web/router';
 
@@ -119,6 +120,7 @@ export function createApp({
   app.use(metrics.middleware);
   app.use(opsRoutes(db, metrics, state, openApiDocument()));
   app.use('/v1', opaRouter(ctx, limits));
+  app.use('/api/v1', opaSyncRouter(ctx, limits));
   app.use(webRouter(ctx, limits));
   app.use(gpodderRouter(ctx, limits));
   app.use(notFound);

@@ -2,11 +2,12 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import { documentGpodder } from './gpodder/openapi';
 import { documentOps } from './http/ops';
 import { documentOpa } from './opa/router';
+import { documentOpaSync } from './opa-sync/router';
 
 /** The OpenAPI 3.1 document, built from the zod schemas that validate the requests, router by router. */
 export function openApiDocument(): object {
   const registry = new OpenAPIRegistry();
-  for (const document of [documentOpa, documentGpodder, documentOps]) document(registry);
+  for (const document of [documentOpa, documentOpaSync, documentGpodder, documentOps]) document(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

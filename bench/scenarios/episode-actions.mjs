@@ -1,7 +1,7 @@
 // Episode actions: a user with 20,000 actions over 200 podcasts (one episode each, a hundred plays of it)
 // against one with 200, at 16 connections: a batch of 30 plays (AntennaPod's), a since that finds 50
 // actions, and the aggregated view (200 episodes for both).
-import { json, load, log, sleep } from '../lib.mjs';
+import { json, load, log, sideBySide, sleep } from '../lib.mjs';
 
 async function actionsOf(ctx, name, perEpisode) {
   const { pool, origin } = ctx;
@@ -72,16 +72,5 @@ export default async function episodeActions(ctx, results) {
   log('measuring episode actions: 20,000 against 200 per user ...');
   const few = await actionsOf(ctx, 'actions-200', 1);
   const many = await actionsOf(ctx, 'actions-20000', 100);
-  results['episode actions, 20,000 vs 200 per user'] = Object.fromEntries(
-    Object.keys(few).map((k) => [
-      k,
-      {
-        p50_ms: [few[k].p50_ms, many[k].p50_ms],
-        p99_ms: [few[k].p99_ms, many[k].p99_ms],
-        rps: [few[k].rps, many[k].rps],
-        p50_ratio: many[k].p50_ms / few[k].p50_ms,
-        errors: few[k].errors + many[k].errors,
-      },
-    ]),
-  );
+  results['episode actions, 20,000 vs 200 per user'] = sideBySide(few, many);
 }

@@ -45,6 +45,8 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
         'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } },
         // GET and POST /v1/episodes in the shape of the episodes draft, which may change (docs/clients.md).
         'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+        // POST and GET /api/v1/sync in the shape of the sync draft, which may change (docs/opa-sync.md).
+        'urn:opa:sync': { '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } },
       },
     });
   });

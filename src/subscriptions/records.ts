@@ -189,6 +189,15 @@ export function change(db: Db, userId: number, guid: string, wanted: Change): Pr
 }
 
 /**
+ * change, in the caller's transaction, which holds the user's lock: for a door that decides on the record's
+ * state and changes it as one step (the sync endpoint's last-write-wins).
+ */
+export async function changeLocked(tx: Queryable, userId: number, guid: string, wanted: Change): Promise<ChangeReport> {
+  const checked = checkChange(wanted);
+  return applyChange(tx, userId, await liveRecord(tx, userId, guid), checked);
+}
+
+/**
  * What the feed fetcher learnt, applied as a client's change would be: the feed's declared podcast:guid
  * becomes the newest guid of a record created without a guid (its guid is still the one computed from
  * its URL) whose URL is still `feedUrl`. Anything else the record became in the meantime wins.

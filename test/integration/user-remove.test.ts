@@ -70,6 +70,30 @@ test('user remove leaves no row with that user id in any table', async () => {
     { username: u.name, provider: { issuer: 'https://id.example', subject: 'u' } },
     { createUsers: false },
   );
+  // A sync action (its id kept for retries, the app's times of the change).
+  const synced = await api.post('/api/v1/sync', {
+    requests: [
+      {
+        type: 'subscription',
+        action: 'subscribe',
+        action_id: '7d0cf4a4-0c35-4f0e-9f5e-4a9c1e2b3d4f',
+        occurred_at: '2026-07-11T10:00:00Z',
+        data: { feed_url: 'https://example.com/synced' },
+      },
+      {
+        type: 'episode',
+        action: 'position',
+        action_id: '0b8c6d1e-58b2-4c1f-9a57-2f0f3c7e9d10',
+        occurred_at: '2026-07-11T10:00:00Z',
+        data: {
+          podcast_url: 'https://example.com/synced',
+          enclosure_url: 'https://example.com/synced/1.mp3',
+          position: 5,
+        },
+      },
+    ],
+  });
+  expect(synced.body.results.map((r: { status: string }) => r.status)).toEqual(['applied', 'applied']);
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);

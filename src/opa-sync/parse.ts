@@ -1,0 +1,132 @@
+import { parseGuid } from '../subscriptions/urls';
+import type { EpisodeRef, SyncAction } from '../sync/service';
+import { parseTimestamp } from '../timestamps';
+
+// One action of a POST /api/v1/sync batch, read leniently: whatever is wrong with it rejects it alone,
+// with a reason that names the field (docs/opa-sync.md).
+
+type Raw = Record<string, unknown>;
+export class Rejected extends Error {}
+
+const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A lone surrogate has no UTF-8 form and NUL has no place in PostgreSQL text: neither is taken. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether any string in the value (keys included) holds something that cannot be stored. */
+export function hasUnstorable(v: unknown): boolean {
+  if (typeof v === 'string') return UNSTORABLE.test(v);
+  if (Array.isArray(v)) return v.some(hasUnstorable);
+  if (isObject(v)) return Object.entries(v).some(([k, x]) => UNSTORABLE.test(k) || hasUnstorable(x));
+  return false;
+}
+
+function str(o: Raw, key: string, where: string, required: true): string;
+function str(o: Raw, key: string, where: string, required: false): string | undefined;
+function str(o: Raw, key: string, where: string, required: boolean): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) {
+    if (required) throw new Rejected(`Missing ${where}${key}`);
+    return undefined;
+  }
+  if (typeof v !== 'string') throw new Rejected(`Invalid ${where}${key}: not a string`);
+  return v;
+}
+
+function uuid(o: Raw, key: string, where: string, required: boolean): string | undefined {
+  const v = required ? str(o, key, where, true) : str(o, key, where, false);
+  if (v === undefined) return undefined;
+  const parsed = parseGuid(v);
+  if (!parsed) throw new Rejected(`Invalid ${where}${key}: not a UUID`);
+  return parsed;
+}
+
+function subscriptionAction(action: string, data: Raw) {
+  switch (action) {
+    case 'subscribe':
+      return {
+        action,
+        feedUrl: str(data, 'feed_url', 'data.', true),
+        guid: str(data, 'guid', 'data.', false),
+      } as const;
+    case 'unsubscribe':
+      return { action, syncId: uuid(data, 'sync_id', 'data.', true)! } as const;
+    case 'update': {
+      const change = { feedUrl: str(data, 'feed_url', 'data.', false), guid: str(data, 'guid', 'data.', false) };
+      if (change.feedUrl === undefined && change.guid === undefined)
+        throw new Rejected('Missing data.guid or data.feed_url');
+      return { action, syncId: uuid(data, 'sync_id', 'data.', true)!, ...change } as const;
+    }
+    default:
+      throw new Rejected(`Unknown action for type subscription: ${action} (subscribe, unsubscribe, update)`);
+  }
+}
+
+function episodeRef(data: Raw): EpisodeRef {
+  const ref = {
+    syncId: uuid(data, 'sync_id', 'data.', false),
+    podcastGuid: uuid(data, 'podcast_guid', 'data.', false),
+    podcastUrl: str(data, 'podcast_url', 'data.', false),
+    enclosureUrl: str(data, 'enclosure_url', 'data.', false),
+    episodeGuid: str(data, 'episode_guid', 'data.', false),
+  };
+  if (ref.syncId === undefined && ref.enclosureUrl === undefined)
+    throw new Rejected('Missing data.sync_id or data.enclosure_url');
+  return ref;
+}
+
+function episodeAction(action: string, data: Raw) {
+  const episode = episodeRef(data);
+  switch (action) {
+    case 'create':
+    case 'played':
+    case 'unplayed':
+      return { action, episode } as const;
+    case 'position': {
+      const p = data.position;
+      if (p === undefined || p === null) throw new Rejected('Missing data.position');
+      if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 2 ** 31 - 1)
+        throw new Rejected('Invalid data.position: whole seconds, 0 or more');
+      return { action, episode, position: p } as const;
+    }
+    case 'favourite':
+    case 'favorite': {
+      const v = data.favourite ?? data.favorite ?? true;
+      if (typeof v !== 'boolean') throw new Rejected('Invalid data.favourite: not a boolean');
+      return { action: 'favourite', episode, favourite: v } as const;
+    }
+    default:
+      throw new Rejected(`Unknown action for type episode: ${action} (create, played, unplayed, position, favourite)`);
+  }
+}
+
+/** The action as the domain takes it, or throws Rejected with the reason. */
+export function parseAction(raw: unknown): SyncAction {
+  if (!isObject(raw)) throw new Rejected('An action must be an object');
+  if (hasUnstorable(raw)) throw new Rejected('Strings must not contain NUL characters or unpaired surrogates');
+  const type = str(raw, 'type', '', true);
+  const action = str(raw, 'action', '', true);
+  const actionId = uuid(raw, 'action_id', '', true)!;
+  const occurredAt = parseTimestamp(str(raw, 'occurred_at', '', true));
+  if (!occurredAt)
+    throw new Rejected('Invalid occurred_at: expected an RFC 3339 date-time such as 2026-07-11T15:30:00.1Z');
+  const data = raw.data ?? {};
+  if (!isObject(data)) throw new Rejected('Invalid data: not an object');
+  const base = { actionId, occurredAt };
+  // "subscriptions" and "episodes" too: the draft names the types both ways (docs/opa-sync.md).
+  if (type === 'subscription' || type === 'subscriptions')
+    return { ...base, type: 'subscription', ...subscriptionAction(action, data) };
+  if (type === 'episode' || type === 'episodes') return { ...base, type: 'episode', ...episodeAction(action, data) };
+  throw new Rejected(`Unknown type: ${type} (subscription, episode)`);
+}
+
+/** What a rejected action is answered with: its type, action and id as sent (strings only). */
+export function echo(raw: unknown): { type?: string; action?: string; action_id?: string } {
+  if (!isObject(raw)) return {};
+  const out: { type?: string; action?: string; action_id?: string } = {};
+  for (const k of ['type', 'action', 'action_id'] as const) {
+    const v = raw[k];
+    if (typeof v === 'string' && !UNSTORABLE.test(v)) out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,207 @@
+import type { Queryable } from '../db/pool';
+
+// The sync endpoint's SQL: its own tables (sync_subscription_changes, sync_actions), and reads of the
+// subscription records it presents (written only through the subscription service).
+
+/** A record with the latest sync action's change of it, if any. */
+export type EntityRow = {
+  id: number;
+  sync_id: string;
+  guid: string;
+  feed_url: string;
+  is_subscribed: boolean;
+  subscription_changed: Date;
+  deleted: Date | null;
+  changed: Date;
+  subscribed_at: Date | null;
+  unsubscribed_at: Date | null;
+  occurred_at: Date | null;
+  stamp: Date | null;
+  client_id: string | null;
+};
+
+const ENTITY = `s.id, s.sync_id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.deleted, s.changed,
+       c.subscribed_at, c.unsubscribed_at, c.occurred_at, c.stamp, c.client_id`;
+const FROM = `subscriptions s LEFT JOIN sync_subscription_changes c ON c.user_id = s.user_id AND c.subscription_id = s.id`;
+
+/** The user's records with these sync ids. */
+export async function bySyncIds(db: Queryable, userId: number, syncIds: string[]): Promise<EntityRow[]> {
+  const r = await db.query<EntityRow>({
+    name: 'sync-by-sync-ids',
+    text: `SELECT ${ENTITY} FROM ${FROM} WHERE s.user_id = $1 AND s.sync_id = ANY($2::uuid[])`,
+    values: [userId, syncIds],
+  });
+  return r.rows;
+}
+
+/**
+ * The record a subscribe names: a subscribed one that has its guid or its URL (any it had) first, as the
+ * draft says a subscribe of a feed the user is subscribed to by either is ignored; else by guid, then URL.
+ */
+export async function findMatch(
+  db: Queryable,
+  userId: number,
+  guid: string,
+  hash: string,
+): Promise<EntityRow | undefined> {
+  const r = await db.query<EntityRow>({
+    name: 'sync-find-match',
+    text: `SELECT ${ENTITY} FROM ${FROM}
+      WHERE s.user_id = $1 AND s.id = (
+        SELECT m.id FROM (
+          SELECT 1 AS o, id FROM subscriptions WHERE user_id = $1 AND guid = $2
+          UNION ALL SELECT 2, subscription_id FROM subscription_guids WHERE user_id = $1 AND guid = $2
+          UNION ALL SELECT 3, id FROM subscriptions WHERE user_id = $1 AND url_hash = $3
+          UNION ALL SELECT 4, subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = $3) m
+        JOIN subscriptions x ON x.user_id = $1 AND x.id = m.id
+        ORDER BY (x.is_subscribed AND x.deleted IS NULL) DESC, o LIMIT 1)`,
+    values: [userId, guid, hash],
+  });
+  return r.rows[0];
+}
+
+/** The id of the record that has this guid, now or earlier. */
+export async function guidOwner(db: Queryable, userId: number, guid: string): Promise<number | undefined> {
+  const r = await db.query<{ id: number }>(
+    `SELECT id FROM subscriptions WHERE user_id = $1 AND guid = $2
+     UNION ALL SELECT subscription_id FROM subscription_guids WHERE user_id = $1 AND guid = $2 LIMIT 1`,
+    [userId, guid],
+  );
+  return r.rows[0]?.id;
+}
+
+/** The record with this current guid (what the subscription service reports a write by). */
+export async function byGuid(db: Queryable, userId: number, guid: string): Promise<EntityRow | undefined> {
+  const r = await db.query<EntityRow>(`SELECT ${ENTITY} FROM ${FROM} WHERE s.user_id = $1 AND s.guid = $2`, [
+    userId,
+    guid,
+  ]);
+  return r.rows[0];
+}
+
+export type ChangeNote = {
+  subscribedAt: Date;
+  unsubscribedAt: Date | null;
+  occurredAt: Date;
+  clientId: string | null;
+};
+
+/** Notes a sync action's change of a record, stamped with the record's change stamp as it is now. */
+export async function noteChange(tx: Queryable, userId: number, id: number, n: ChangeNote): Promise<void> {
+  await tx.query(
+    `INSERT INTO sync_subscription_changes AS c
+            (user_id, subscription_id, subscribed_at, unsubscribed_at, occurred_at, stamp, client_id)
+     SELECT $1, s.id, $3, $4, $5, s.changed, $6 FROM subscriptions s WHERE s.user_id = $1 AND s.id = $2
+     ON CONFLICT (user_id, subscription_id) DO UPDATE
+        SET subscribed_at = EXCLUDED.subscribed_at, unsubscribed_at = EXCLUDED.unsubscribed_at,
+            occurred_at = EXCLUDED.occurred_at, stamp = EXCLUDED.stamp, client_id = EXCLUDED.client_id`,
+    [userId, id, n.subscribedAt, n.unsubscribedAt, n.occurredAt, n.clientId],
+  );
+}
+
+export type StoredAction = {
+  action_id: string;
+  type: string;
+  action: string;
+  status: string;
+  entity_id: string;
+};
+
+/** The actions of these ids the user's batches already applied or ignored. */
+export async function storedActions(tx: Queryable, userId: number, actionIds: string[]): Promise<StoredAction[]> {
+  const r = await tx.query<StoredAction>(
+    `SELECT action_id, type, action, status, entity_id FROM sync_actions WHERE user_id = $1 AND action_id = ANY($2::uuid[])`,
+    [userId, actionIds],
+  );
+  return r.rows;
+}
+
+/** Keeps what became of a batch's actions, all in one statement. */
+export async function storeActions(tx: Queryable, userId: number, rows: StoredAction[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `INSERT INTO sync_actions (user_id, action_id, type, action, status, entity_id)
+     SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::uuid[])
+     ON CONFLICT (user_id, action_id) DO NOTHING`,
+    [
+      userId,
+      rows.map((x) => x.action_id),
+      rows.map((x) => x.type),
+      rows.map((x) => x.action),
+      rows.map((x) => x.status),
+      rows.map((x) => x.entity_id),
+    ],
+  );
+}
+
+/**
+ * Up to `limit` records changed after `since` (all without it) in the order of their change stamps, leaving
+ * out those whose latest change was a sync action of `ownClient`; and the user's last change stamp, in the
+ * same statement (one snapshot: every change it does not see is stamped later).
+ */
+export async function changedAfter(
+  db: Queryable,
+  userId: number,
+  q: { since: Date | undefined; ownClient: string | undefined; limit: number },
+): Promise<{ lastChange: Date; rows: EntityRow[] }> {
+  const r = await db.query<EntityRow & { last_change: Date; id: number | null }>({
+    name: 'sync-changed-after',
+    text: `SELECT u.last_change, p.* FROM users u LEFT JOIN LATERAL (
+        SELECT ${ENTITY} FROM ${FROM}
+         WHERE s.user_id = u.id AND ($2::timestamptz IS NULL OR s.changed > $2)
+           AND ($3::uuid IS NULL OR c.client_id IS DISTINCT FROM $3 OR c.stamp <> s.changed)
+         ORDER BY s.changed, s.id LIMIT $4) p ON true
+      WHERE u.id = $1`,
+    values: [userId, q.since ?? null, q.ownClient ?? null, q.limit],
+  });
+  const first = r.rows[0];
+  if (!first) throw new Error(`user ${userId} is gone`);
+  return { lastChange: first.last_change, rows: first.id === null ? [] : r.rows };
+}
+
+/** The stamps of the (up to `limit`) changes at or before `until`, newest first: where the page before starts. */
+export async function stampsUntil(
+  db: Queryable,
+  userId: number,
+  q: { until: Date; ownClient: string | undefined; limit: number },
+): Promise<Date[]> {
+  const r = await db.query<{ changed: Date }>(
+    `SELECT s.changed FROM ${FROM}
+      WHERE s.user_id = $1 AND s.changed <= $2
+        AND ($3::uuid IS NULL OR c.client_id IS DISTINCT FROM $3 OR c.stamp <> s.changed)
+      ORDER BY s.changed DESC, s.id DESC LIMIT $4`,
+    [userId, q.until, q.ownClient ?? null, q.limit],
+  );
+  return r.rows.map((x) => x.changed);
+}
+
+/** The records with every change at this one stamp (a page never splits a stamp). */
+export async function changedAt(
+  db: Queryable,
+  userId: number,
+  q: { at: Date; ownClient: string | undefined },
+): Promise<EntityRow[]> {
+  const r = await db.query<EntityRow>(
+    `SELECT ${ENTITY} FROM ${FROM}
+      WHERE s.user_id = $1 AND s.changed = $2
+        AND ($3::uuid IS NULL OR c.client_id IS DISTINCT FROM $3 OR c.stamp <> s.changed)
+      ORDER BY s.id`,
+    [userId, q.at, q.ownClient ?? null],
+  );
+  return r.rows;
+}
+
+/** A page of the user's records in creation order after the record `after` (an id), subscribed ones only unless `all`. */
+export async function recordsPage(
+  db: Queryable,
+  userId: number,
+  q: { after: number; all: boolean; limit: number },
+): Promise<EntityRow[]> {
+  const r = await db.query<EntityRow>(
+    `SELECT ${ENTITY} FROM ${FROM}
+      WHERE s.user_id = $1 AND s.id > $2 AND ($3 OR (s.is_subscribed AND s.deleted IS NULL))
+      ORDER BY s.id LIMIT $4`,
+    [userId, q.after, q.all, q.limit],
+  );
+  return r.rows;
+}

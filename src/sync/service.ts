@@ -1,0 +1,91 @@
+import { lockUser } from '../db/change-stamp';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { episodesOf, subscriptionOf } from './entities';
+import * as episodeRepo from './episode-repo';
+import { episodeAction } from './episodes';
+import * as repo from './repo';
+import { subscriptionAction } from './subscriptions';
+import type { Decision, Entity, Outcome, Ref, SyncAction } from './types';
+
+// The sync endpoint's service (docs/opa-sync.md): a batch of actions applied in the order of their times,
+// each action once by its id; the user's changes read in the order of their change stamps.
+
+export * from './reads';
+export type * from './types';
+
+/** Actions in one batch at most (the draft's limit). */
+export const MAX_BATCH = 30;
+
+const key = (r: Ref) => `${r.type}:${r.syncId}`;
+
+/** The entities these refs name, as they are now (in the batch's transaction: once it is done). */
+export async function entitiesOf(db: Queryable, userId: number, refs: Ref[]): Promise<Map<string, Entity>> {
+  const ids = (type: Ref['type']) => [...new Set(refs.filter((r) => r.type === type).map((r) => r.syncId))];
+  const subscriptions = ids('subscription').length > 0 ? await repo.bySyncIds(db, userId, ids('subscription')) : [];
+  const episodes = episodesOf(await episodeRepo.episodeStates(db, userId, ids('episode')));
+  const out = new Map<string, Entity>();
+  for (const row of subscriptions)
+    out.set(key({ type: 'subscription', syncId: row.sync_id }), {
+      type: 'subscription',
+      subscription: subscriptionOf(row),
+    });
+  for (const [syncId, episode] of episodes) out.set(key({ type: 'episode', syncId }), { type: 'episode', episode });
+  return out;
+}
+
+const replayOf = (s: repo.StoredAction): Decision => ({
+  status: s.status as 'applied' | 'ignored',
+  ref: { type: s.type as Ref['type'], syncId: s.entity_id },
+});
+
+/**
+ * Applies a batch in one transaction under the user's lock, in the order of the actions' times (the order
+ * in the batch breaks ties). An action id already applied or ignored (in an earlier batch or earlier in
+ * this one) is answered as it was and not applied again. Outcomes come in the batch's order, each with
+ * its entity's state once the batch is done.
+ */
+export async function applyBatch(
+  db: Db,
+  userId: number,
+  clientId: string | undefined,
+  actions: SyncAction[],
+): Promise<Outcome[]> {
+  return withTransaction(db, async (tx) => {
+    await lockUser(tx, userId);
+    const stored = await repo.storedActions(
+      tx,
+      userId,
+      actions.map((a) => a.actionId),
+    );
+    const earlier = new Map(stored.map((s) => [s.action_id, s]));
+    const order = actions
+      .map((a, i) => ({ a, i }))
+      .sort((x, y) => x.a.occurredAt.getTime() - y.a.occurredAt.getTime() || x.i - y.i);
+    const decisions = new Array<Decision>(actions.length);
+    const kept: repo.StoredAction[] = [];
+    for (const { a, i } of order) {
+      const before = earlier.get(a.actionId);
+      if (before) {
+        decisions[i] = replayOf(before);
+        continue;
+      }
+      const c = { tx, userId, clientId };
+      const d = a.type === 'subscription' ? await subscriptionAction(c, a) : await episodeAction(c, a);
+      decisions[i] = d;
+      if (d.status === 'rejected') continue;
+      const s = { action_id: a.actionId, type: a.type, action: a.action, status: d.status, entity_id: d.ref.syncId };
+      earlier.set(a.actionId, s);
+      kept.push(s);
+    }
+    await repo.storeActions(tx, userId, kept);
+    const now = await entitiesOf(
+      tx,
+      userId,
+      decisions.flatMap((d) => (d.ref ? [d.ref] : [])),
+    );
+    return decisions.map((d) => {
+      const entity = d.ref && now.get(key(d.ref));
+      return d.status === 'rejected' ? { status: d.status, reason: d.reason, entity } : { status: d.status, entity };
+    });
+  });
+}

@@ -1,0 +1,71 @@
+// The sync endpoint's actions and what became of them (docs/opa-sync.md), as the domain takes them: the
+// door has checked their shape, ids and times.
+
+/** A subscription as the sync endpoint shows it. */
+export type SyncSubscription = {
+  syncId: string;
+  guid: string;
+  feedUrl: string;
+  subscribedAt: Date;
+  /** Set while the record is not subscribed (unsubscribed or deleted). */
+  unsubscribedAt?: Date;
+  /** What last-write-wins compares: the app's time of the latest change through a sync action, else the server's. */
+  lastUpdated: Date;
+  /** The server's change stamp of the record's latest change: what `since` compares. */
+  changed: Date;
+};
+
+type ActionBase = { actionId: string; occurredAt: Date };
+
+export type SubscriptionAction = ActionBase & { type: 'subscription' } & (
+    | { action: 'subscribe'; feedUrl: string; guid?: string | undefined }
+    | { action: 'unsubscribe'; syncId: string }
+    | { action: 'update'; syncId: string; feedUrl?: string | undefined; guid?: string | undefined }
+  );
+
+/** An episode named as the episode records name it: its sync id, or its podcast and enclosure URL. */
+export type EpisodeRef = {
+  syncId?: string | undefined;
+  podcastGuid?: string | undefined;
+  podcastUrl?: string | undefined;
+  enclosureUrl?: string | undefined;
+  episodeGuid?: string | undefined;
+};
+
+export type EpisodeAction = ActionBase & { type: 'episode'; episode: EpisodeRef } & (
+    | { action: 'create' | 'played' | 'unplayed' }
+    | { action: 'position'; position: number }
+    | { action: 'favourite'; favourite: boolean }
+  );
+
+export type SyncAction = SubscriptionAction | EpisodeAction;
+
+/** A piece of an episode's state and the time (the app's) it took that value. */
+export type Stamped<T> = { value: T; at: Date };
+
+/** An episode as the sync endpoint shows it: what names it, its position and whether it is played. */
+export type SyncEpisode = {
+  syncId: string;
+  podcastGuid?: string | undefined;
+  podcastUrl: string;
+  enclosureUrl: string;
+  position?: Stamped<number>;
+  played: Stamped<boolean>;
+  /** The server's change stamp of the episode's latest change: what `since` compares. */
+  changed: Date;
+};
+
+export type Entity =
+  { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: SyncEpisode };
+
+/** What an action names: the entity whose state its result shows. */
+export type Ref = { type: 'subscription' | 'episode'; syncId: string };
+
+/** What an action's rules decided. */
+export type Decision =
+  { status: 'applied' | 'ignored'; ref: Ref } | { status: 'rejected'; reason: string; ref?: Ref | undefined };
+
+/** What became of an action: the decision, and the entity's state once the batch is done. */
+export type Outcome = ({ status: 'applied' | 'ignored' } | { status: 'rejected'; reason: string }) & {
+  entity?: Entity | undefined;
+};
