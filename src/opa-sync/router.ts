@@ -6,7 +6,8 @@ import type { AuthLimits } from '../http/limits';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { authErrors, requireUser, secured } from '../opa/auth';
-import { BadRequest, opaError, ValidationFailed } from '../opa/errors';
+import { BadRequest, opaError, urlRefused, ValidationFailed } from '../opa/errors';
+import { storableInput } from '../http/text-edge';
 import * as sync from '../sync/service';
 import { iso } from '../timestamps';
 import { echo, parseAction, Rejected } from './parse';
@@ -97,6 +98,7 @@ export function opaSyncRouter(ctx: ApiContext, limits: AuthLimits): Router {
     res.set('Cache-Control', 'no-store');
     next();
   });
+  r.use(storableInput(urlRefused));
   r.use(express.json({ limit: '1mb', type: () => true }));
   const user = [requireUser(ctx, limits.failedAuth)];
   route(

@@ -102,8 +102,8 @@ const send = (s: Sent) => {
   return s.body === undefined ? r : r.set('Content-Type', s.type!).send(s.body);
 };
 
-/** The doors whose every error is `{code, message}`: the Open Podcast API and gpodder.net, Nextcloud. */
-const apiDoor = (path: string) => /^\/(v1|api\/2|subscriptions|index\.php|apps|login\/v2)\b/.test(path);
+/** The doors whose every error is `{code, message}`: the Open Podcast API (and its sync draft), gpodder.net, Nextcloud. */
+const apiDoor = (path: string) => /^\/(v1|api\/v1|api\/2|subscriptions|index\.php|apps|login\/v2)\b/.test(path);
 
 test('every operation of /openapi.json: no 5xx, errors in the door shape, nothing leaks, refusals change nothing', async () => {
   const problems: string[] = [];
