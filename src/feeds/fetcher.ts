@@ -9,7 +9,7 @@ import { podcastGuid, urlHashOf } from '../subscriptions/urls';
 import { discoverNewFeeds, noteFeeds } from './discover';
 import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
 import { fetches, fetchSeconds } from './metrics';
-import { FeedParseError, parseFeed } from './parse';
+import { FeedParseError, parseFeed, type FeedFacts } from './parse';
 import * as repo from './repo';
 import type { AddressPolicy } from './address-policy';
 
@@ -42,31 +42,50 @@ const backoffSeconds = (failures: number) => Math.min(600 * 2 ** Math.max(0, fai
 
 type Outcome = 'fetched' | 'not_modified' | 'failed' | 'refused' | 'invalid' | 'deferred';
 
-/** The feed's new home, if it declared or redirected to one that is a valid feed URL other than its own. */
-function newHome(feedUrl: string, ...candidates: (string | null | undefined)[]): string | null {
+type Move = { to: string; source: subscriptions.FeedSource };
+
+/**
+ * The feed's new home, if a permanent redirect led to or the feed declared one that is a valid feed URL
+ * other than its own (the redirect first: it is what the server does today).
+ */
+function newHome(feedUrl: string, redirectedTo: string | undefined, facts: FeedFacts | null): Move | null {
   const own = urlHashOf(feedUrl);
-  for (const c of candidates) {
-    if (!c) continue;
-    const key = urlHashOf(c);
-    if (key !== undefined && key !== own) return c;
+  const candidates: [string | null | undefined, subscriptions.FeedSource][] = [
+    [redirectedTo, 'redirect'],
+    [facts?.newFeedUrl?.url, facts?.newFeedUrl?.tag ?? 'itunes:new-feed-url'],
+  ];
+  for (const [to, source] of candidates) {
+    if (!to) continue;
+    const key = urlHashOf(to);
+    if (key !== undefined && key !== own) return { to, source };
   }
   return null;
 }
 
 /**
- * Applies what a fetch learnt to every subscriber still on this URL: a declared podcast:guid that differs
- * from the one computed from the URL becomes the records' newest guid (for records created without a
- * guid), and a move becomes a URL change; each is one change of one user, as a client's PATCH would be.
+ * Applies what a fetch learnt to each subscriber's record still on this URL, one person and one record at a
+ * time, by the feed rule (src/subscriptions/feed-changes.ts): a declared podcast:guid that differs from
+ * the one computed from the URL becomes the record's newest guid, and a move becomes a URL change, unless
+ * either collides with another record of that person; then both stay as they are.
  */
-async function applyLearnt(db: Db, feedUrl: string, declaredGuid: string | null, movedTo: string | null) {
+async function applyLearnt(db: Db, log: Logger, feedUrl: string, declaredGuid: string | null, move: Move | null) {
   const adopt = declaredGuid !== null && declaredGuid !== podcastGuid(feedUrl);
-  if (!adopt && movedTo === null) return;
+  if (!adopt && move === null) return;
   for (const record of await subscriptions.recordsOfFeed(db, feedUrl)) {
-    if (adopt) await subscriptions.adoptFeedGuid(db, record.userId, record.guid, record.feedUrl, declaredGuid);
-    if (movedTo) await subscriptions.moveFeed(db, record.userId, record.guid, record.feedUrl, movedTo);
+    const collided: string[] = [];
+    if (adopt) {
+      const applied = await subscriptions.adoptFeedGuid(db, record.userId, record.guid, record.feedUrl, declaredGuid);
+      if (applied === 'collision') collided.push('podcast guid');
+    }
+    if (move) {
+      const applied = await subscriptions.moveFeed(db, record.userId, record.guid, { from: record.feedUrl, ...move });
+      if (applied === 'collision') collided.push('move');
+    }
+    if (collided.length > 0)
+      log.info({ userId: record.userId, collided }, 'feed collides with another subscription; left as is');
   }
   // The new home is a feed to know; the next look for due feeds finds it.
-  if (movedTo) await noteFeeds(db, [movedTo]);
+  if (move) await noteFeeds(db, [move.to]);
 }
 
 /** Fetches one feed and stores the outcome; never throws for a feed's own faults. */
@@ -84,14 +103,15 @@ async function fetchOne(
       { policy: s.policy, limits: s.limits, signal },
     );
     const facts = res.kind === 'body' ? parseFeed(res.body) : null;
-    const movedTo = newHome(feed.feed_url, res.movedTo, facts?.newFeedUrl);
+    const move = newHome(feed.feed_url, res.movedTo, facts);
+    const movedTo = move?.to ?? null;
     const validators = res.kind === 'body' ? res.validators : { etag: feed.etag, lastModified: feed.last_modified };
     await withTransaction(db, async (tx) => {
       await repo.saveFetched(tx, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
       if (facts) await repo.saveItems(tx, feed.url_hash, facts.items);
     });
-    await applyLearnt(db, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, movedTo);
-    if (movedTo) log.info({ movedTo }, 'feed moved');
+    if (move) log.info({ movedTo, source: move.source }, 'feed moved');
+    await applyLearnt(db, log, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, move);
     return res.kind === 'body' ? 'fetched' : 'not_modified';
   } catch (err) {
     if (signal.aborted && !(err instanceof FetchFailed)) {

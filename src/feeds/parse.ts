@@ -35,8 +35,8 @@ export type FeedFacts = {
   language: string | null;
   /** The feed's declared `podcast:guid`, when it is a valid guid. */
   podcastGuid: string | null;
-  /** `itunes:new-feed-url`: where the feed says it now lives. */
-  newFeedUrl: string | null;
+  /** Where the feed says it now lives, and the element that says so. */
+  newFeedUrl: { url: string; tag: 'itunes:new-feed-url' | 'podcast:newFeedUrl' } | null;
   /** The newest MAX_ITEMS items (by date; undated ones after, in document order). */
   items: FeedItem[];
 };
@@ -179,6 +179,15 @@ function newest(nodes: Node[], read: (node: Record<string, Node>, ord: number) =
   return items.sort((a, b) => time(b) - time(a) || a.ord - b.ord).slice(0, MAX_ITEMS);
 }
 
+/** The move a channel declares: `itunes:new-feed-url`, else `podcast:newFeedUrl`. */
+function declaredMove(ch: Record<string, Node>): FeedFacts['newFeedUrl'] {
+  for (const tag of ['itunes:new-feed-url', 'podcast:newFeedUrl'] as const) {
+    const url = webUrl(text(ch[tag], 2048));
+    if (url) return { url, tag };
+  }
+  return null;
+}
+
 function rssFacts(ch: Record<string, Node>): FeedFacts {
   const image = ch['image'] as Record<string, Node> | undefined;
   const links = Array.isArray(ch['link']) ? ch['link'] : [ch['link']];
@@ -190,7 +199,7 @@ function rssFacts(ch: Record<string, Node>): FeedFacts {
     author: text(ch['itunes:author'] ?? ch['managingEditor'] ?? ch['dc:creator']),
     language: text(ch['language'], 35),
     podcastGuid: guidOf(ch['podcast:guid']),
-    newFeedUrl: webUrl(text(ch['itunes:new-feed-url'], 2048)),
+    newFeedUrl: declaredMove(ch),
     items: newest(list(ch['item']), rssItem),
   };
 }
@@ -207,7 +216,7 @@ function atomFacts(feed: Record<string, Node>): FeedFacts {
     author: text(Array.isArray(author) ? (author[0] as Record<string, Node>)?.['name'] : author?.['name']),
     language: attr(feed, 'xml:lang')?.slice(0, 35) ?? null,
     podcastGuid: guidOf(feed['podcast:guid']),
-    newFeedUrl: webUrl(text(feed['itunes:new-feed-url'], 2048)),
+    newFeedUrl: declaredMove(feed),
     items: newest(list(feed['entry']), atomItem),
   };
 }

@@ -23,8 +23,10 @@ const sameTitle = (title: string) => title.trim().replace(/\s+/g, ' ').toLowerCa
 
 /**
  * The user's live records that are the same feed, in groups: the same podcast guid (declared by the
- * feeds), a feed that moved (its redirect or new-feed-url) to another record's URL, or the same title on
- * the same host once both were fetched. Each group names why; a record is in one group at most.
+ * feeds, or held by a record), a feed that moved (its redirect or new-feed-url) to a URL another record
+ * has or had, or the same title on the same host once both were fetched. These are what the feed fetcher
+ * leaves alone rather than merge (docs/decisions/feed-rule.md). Each group names why; a record is in one
+ * group at most.
  */
 export async function findDuplicates(db: Queryable, userId: number): Promise<DuplicateGroup[]> {
   const rows = await repo.liveWithFeeds(db, userId);
@@ -38,6 +40,7 @@ export async function findDuplicates(db: Queryable, userId: number): Promise<Dup
   };
   const reasons = new Map<number, Set<string>>();
   const join = (a: number, b: number, why: string) => {
+    if (a === b) return;
     const [x, y] = [find(a), find(b)];
     if (x !== y) parent.set(y, x);
     const root = find(a);
@@ -46,20 +49,29 @@ export async function findDuplicates(db: Queryable, userId: number): Promise<Dup
     all.add(why);
     reasons.set(root, all);
   };
-  const firstBy = new Map<string, number>();
-  const same = (key: string | null, id: number, why: string) => {
+  const firstBy = new Map<string, { id: number; declared: boolean }>();
+  const same = (key: string | null, id: number, declared: boolean, why: (bothDeclare: boolean) => string) => {
     if (key === null) return;
     const seen = firstBy.get(key);
-    if (seen === undefined) firstBy.set(key, id);
-    else join(seen, id, why);
+    if (seen === undefined) firstBy.set(key, { id, declared });
+    else join(seen.id, id, why(seen.declared && declared));
   };
-  const byHash = new Map(rows.map((r) => [r.url_hash.replaceAll('-', ''), r.id]));
+  const byHash = new Map<string, number>();
+  for (const r of rows) for (const h of r.url_hashes) byHash.set(h.replaceAll('-', ''), r.id);
   for (const r of rows) {
-    same(r.podcast_guid && `guid:${r.podcast_guid}`, r.id, 'the same podcast guid');
-    if (r.title) same(`title:${host(r.feed_url)}:${sameTitle(r.title)}`, r.id, 'the same title on the same host');
+    for (const [g, declared] of [
+      [r.podcast_guid, true],
+      [r.guid, false],
+    ] as const) {
+      same(g && `guid:${g}`, r.id, declared, (both) =>
+        both ? `both feeds declare podcast guid ${g}` : `the same podcast guid ${g}`,
+      );
+    }
+    if (r.title)
+      same(`title:${host(r.feed_url)}:${sameTitle(r.title)}`, r.id, false, () => 'the same title on the same host');
     const movedTo = r.moved_to && urlHashOf(r.moved_to);
     const target = movedTo ? byHash.get(movedTo) : undefined;
-    if (target !== undefined && target !== r.id) join(target, r.id, 'the feed moved to the other URL');
+    if (target !== undefined) join(target, r.id, `the feed at ${r.feed_url} says it moved to ${r.moved_to}`);
   }
   const groups = new Map<number, DuplicateRecord[]>();
   for (const r of rows) {

@@ -85,8 +85,8 @@ export async function updateRecord(tx: Queryable, userId: number, id: number, se
 
 /**
  * A guid merge: record `from` disappears into record `into`. Its guid and first URL join the history of
- * `into` (the guid replaced at `stamp`), its own history, its URL moves, its deletion requests and its
- * episode actions move over.
+ * `into` (the guid replaced at `stamp`), its own history, its URL moves, its deletion requests, its
+ * episode actions and the feed fetcher's changes to it move over.
  */
 export async function mergeInto(
   tx: Queryable,
@@ -100,7 +100,8 @@ export async function mergeInto(
           urls AS (UPDATE subscription_urls SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           deletion_requests AS (UPDATE deletions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
           actions AS (UPDATE episode_actions SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
-          moves AS (UPDATE subscription_moves SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
+          moves AS (UPDATE subscription_moves SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2),
+          feed_notes AS (UPDATE feed_changes SET subscription_id = $3 WHERE user_id = $1 AND subscription_id = $2)
      SELECT 1`,
     [userId, from.id, into],
   );
@@ -185,16 +186,27 @@ export type LiveWithFeedRow = SubscriptionRow & {
   title: string | null;
   podcast_guid: string | null;
   moved_to: string | null;
+  /** The hashes of every URL the record has had, its current one included. */
+  url_hashes: string[];
   actions: number;
 };
 
-/** The user's records that are not deleted, with what the fetcher learnt of their feeds and their actions' count. */
+/**
+ * The user's records that are not deleted, with what the fetcher learnt of their feeds (the feed at the
+ * record's current URL, else at its first) and their actions' count.
+ */
 export async function liveWithFeeds(db: Queryable, userId: number): Promise<LiveWithFeedRow[]> {
   const r = await db.query<LiveWithFeedRow>(
     `SELECT s.id, s.guid, s.feed_url, s.url_hash, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted,
-            s.changed, f.title, f.podcast_guid, f.moved_to,
+            s.changed, f.title, f.podcast_guid, f.moved_to, u.url_hashes || s.url_hash AS url_hashes,
             (SELECT count(*)::int FROM episode_actions a WHERE a.user_id = s.user_id AND a.subscription_id = s.id) AS actions
-       FROM subscriptions s LEFT JOIN feeds f ON f.url_hash = s.url_hash
+       FROM subscriptions s
+       CROSS JOIN LATERAL (SELECT ARRAY(SELECT x.url_hash FROM subscription_urls x
+                                         WHERE x.user_id = s.user_id AND x.subscription_id = s.id) AS url_hashes,
+                                  (SELECT x.url_hash FROM subscription_urls x
+                                    WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.feed_url = s.feed_url
+                                    LIMIT 1) AS current_hash) u
+       LEFT JOIN feeds f ON f.url_hash = coalesce(u.current_hash, s.url_hash)
       WHERE s.user_id = $1 AND s.deleted IS NULL
       ORDER BY s.id`,
     [userId],

@@ -5,7 +5,7 @@ import type { ListedRow } from './list-repo';
 import type { SubscriptionRow } from './repo';
 import * as repo from './record-repo';
 import type { SubscriptionRecord } from './types';
-import { checkFeedUrl, parseGuid, podcastGuid, urlHash } from './urls';
+import { checkFeedUrl, parseGuid, urlHash } from './urls';
 
 // One record: read by any guid of its chain, changed (URL, guid, subscription state), merged.
 
@@ -48,15 +48,15 @@ export type ChangeReport = {
   guidChanged?: Date;
 };
 
-type Row = SubscriptionRow & { current: boolean };
+export type Row = SubscriptionRow & { current: boolean };
 type CheckedUrl = { feedUrl: string; key: string };
 /** The parts of a change that differ from the record. */
 type Diff = { url?: CheckedUrl; subscribed?: boolean; guid?: string };
 
-type CheckedChange = { url?: CheckedUrl; guid?: string; subscribed?: boolean };
+export type CheckedChange = { url?: CheckedUrl; guid?: string; subscribed?: boolean };
 
 /** Validates a change before anything is read: a bad URL or guid is refused as a whole. */
-function checkChange(change: Change): CheckedChange {
+export function checkChange(change: Change): CheckedChange {
   const out: CheckedChange = {};
   if (change.feedUrl !== undefined) {
     const url = checkFeedUrl(change.feedUrl);
@@ -163,19 +163,25 @@ async function applyChange(tx: Queryable, userId: number, row: Row, checked: Che
   return reportOf(diff, stamp);
 }
 
-/** Runs `decide` on the live record with this guid under the user's lock and applies the change it gives. */
-async function changeRecord(
+/**
+ * Runs `decide` on the live record with this guid under the user's lock and applies the change it gives;
+ * `then` runs in the same transaction with what the change did (the feed fetcher notes its changes there).
+ */
+export async function changeRecord(
   db: Db,
   userId: number,
   guid: string,
-  decide: (row: Row) => CheckedChange | undefined,
+  decide: (row: Row, tx: Queryable) => CheckedChange | undefined | Promise<CheckedChange | undefined>,
+  then?: (tx: Queryable, row: Row, report: ChangeReport) => Promise<void>,
 ): Promise<ChangeReport> {
   return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
     const row = await liveRecord(tx, userId, guid);
-    const checked = decide(row);
+    const checked = await decide(row, tx);
     // A new URL is found by the feed fetcher, as every changed record is.
-    return checked ? applyChange(tx, userId, row, checked) : {};
+    const report = checked ? await applyChange(tx, userId, row, checked) : {};
+    if (then) await then(tx, row, report);
+    return report;
   });
 }
 
@@ -195,24 +201,6 @@ export function change(db: Db, userId: number, guid: string, wanted: Change): Pr
 export async function changeLocked(tx: Queryable, userId: number, guid: string, wanted: Change): Promise<ChangeReport> {
   const checked = checkChange(wanted);
   return applyChange(tx, userId, await liveRecord(tx, userId, guid), checked);
-}
-
-/**
- * What the feed fetcher learnt, applied as a client's change would be: the feed's declared podcast:guid
- * becomes the newest guid of a record created without a guid (its guid is still the one computed from
- * its URL) whose URL is still `feedUrl`. Anything else the record became in the meantime wins.
- */
-export function adoptFeedGuid(db: Db, userId: number, guid: string, feedUrl: string, declared: string) {
-  const checked = checkChange({ guid: declared });
-  return changeRecord(db, userId, guid, (row) =>
-    row.feed_url === feedUrl && row.guid === podcastGuid(row.feed_url) ? checked : undefined,
-  );
-}
-
-/** A feed that moved: the record whose URL is still `from` gets the URL `to` (the old one still matches). */
-export function moveFeed(db: Db, userId: number, guid: string, from: string, to: string) {
-  const checked = checkChange({ feedUrl: to });
-  return changeRecord(db, userId, guid, (row) => (row.feed_url === from ? checked : undefined));
 }
 
 /** Every user's live record whose current URL is this feed's (by normalised URL): who a fetch concerns. */

@@ -4,6 +4,7 @@
 export * from './archive';
 export * from './changes';
 export * from './duplicates';
+export * from './feed-changes';
 export * from './lists';
 export * from './records';
 export * from './subscribe';

@@ -5,6 +5,7 @@ import * as auth from '../auth/service';
 import * as reports from '../devices/reports';
 import * as devices from '../devices/service';
 import * as episodes from '../episodes/service';
+import * as subscriptions from '../subscriptions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { duration, when } from './format';
@@ -17,6 +18,15 @@ const idOf = (req: Request): number => {
   if (!Number.isSafeInteger(id) || id <= 0) throw new PageError(404, 'There is no such item.');
   return id;
 };
+
+/** Where the feed fetcher read what it changed, in words. */
+const sourceOf = (source: string): string =>
+  ({
+    redirect: "the feed's address answers with a permanent redirect (301 or 308)",
+    'itunes:new-feed-url': 'the feed declares itunes:new-feed-url',
+    'podcast:newFeedUrl': 'the feed declares podcast:newFeedUrl',
+    'podcast:guid': 'the feed declares podcast:guid',
+  })[source] ?? source;
 
 /** The user's own pages: account (password, sessions), app passwords, devices, recent plays. */
 export function accountRoutes(ctx: ApiContext): Router {
@@ -86,11 +96,28 @@ export function accountRoutes(ctx: ApiContext): Router {
       render(res, 'devices', { title: 'Devices', sources: sourcesOf(known, recent), when, sentText });
     },
   });
-  route(r, '/web/activity', {
-    get: async (req, res) => {
-      const plays = await episodes.recentPlays(ctx.db, currentUser(req), 50);
-      render(res, 'activity', { title: 'Activity', plays, when, duration });
-    },
+  const activityPage = async (req: Request, res: Response, notices: Notice[] = []) => {
+    const userId = currentUser(req);
+    const [plays, feedChanges] = await Promise.all([
+      episodes.recentPlays(ctx.db, userId, 50),
+      subscriptions.feedChanges(ctx.db, userId, 50),
+    ]);
+    render(res, 'activity', { title: 'Activity', notices, plays, feedChanges, sourceOf, when, duration });
+  };
+  route(r, '/web/activity', { get: (req, res) => activityPage(req, res) });
+  route(r, '/web/feed-changes/:id/undo', {
+    post: [
+      again((req, res, notice) => activityPage(req, res, [notice])),
+      async (req, res) => {
+        await subscriptions.undoFeedMove(ctx.db, currentUser(req), idOf(req));
+        await activityPage(req, res, [
+          {
+            kind: 'ok',
+            text: 'The move was undone: the subscription is at its old URL again, and your apps are told.',
+          },
+        ]);
+      },
+    ],
   });
   return r;
 }

@@ -68,7 +68,9 @@ test('duplicates: the same podcast twice, shown side by side and merged into the
   const page = await world.newPage();
   expect(await world.signIn(page, u)).toBe(200);
   expect(await submit(page, 'a[href="/web/duplicates"]')).toBe(200);
-  expect(await text(page, '.card .hint')).toEqual(['Why: the same podcast guid.']);
+  expect(await text(page, '.card .hint')).toEqual([
+    'Why: both feeds declare podcast guid a1b2c3d4-0000-5000-8000-000000000001.',
+  ]);
   await check(page, 'duplicates');
   expect(await submit(page, `button[aria-label="Keep this one: ${kept}"]`)).toBe(200);
   expect(await text(page, '.notice.ok')).toContain('Merged 1 into one record.');

@@ -51,8 +51,8 @@ describe('duplicates', () => {
     const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
     const page = await agent.get('/web/duplicates');
     expect(page.status).toBe(200);
-    expect(page.text).toContain('Why: the same podcast guid.');
-    expect(page.text).toContain('Why: the feed moved to the other URL.');
+    expect(page.text).toContain('Why: both feeds declare podcast guid 917393e3-1b1e-5cef-ace4-edaa54e1f810.');
+    expect(page.text).toContain(`Why: the feed at ${urls.c} says it moved to ${urls.d}.`);
     expect(page.text).toContain('Why: the same title on the same host.');
     expect(page.text).not.toContain(urls.e);
 
@@ -64,7 +64,7 @@ describe('duplicates', () => {
       .send({ _csrf: csrf, keep: guidA, merge: guidB });
     expect(merged.status).toBe(200);
     expect(merged.text).toContain('Merged 1 into one record.');
-    expect(merged.text).not.toContain('Why: the same podcast guid.');
+    expect(merged.text).not.toContain('Why: both feeds declare podcast guid');
 
     // The OPA view: one record, reached by either guid; the plays follow it.
     const list = (await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string }[];

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { AuthCache } from '../../src/auth/cache';
 import { signInVouched } from '../../src/auth/identities';
 import { approveLoginFlow, removeUser } from '../../src/auth/service';
+import { moveFeed } from '../../src/subscriptions/service';
 import { startImport } from '../../src/transfer/jobs';
 import { as, testApp, type TestApp } from '../helpers/app';
 
@@ -94,6 +95,14 @@ test('user remove leaves no row with that user id in any table', async () => {
     ],
   });
   expect(synced.body.results.map((r: { status: string }) => r.status)).toEqual(['applied', 'applied']);
+
+  // A move the feed fetcher followed, noted for the activity page.
+  const moved = await moveFeed(t.db, u.id, a!.guid, {
+    from: 'https://example.com/a',
+    to: 'https://example.com/a-moved',
+    source: 'redirect',
+  });
+  expect(moved).toBe('changed');
 
   const before = await rowsOf(u.id);
   expect(Object.keys(before).length).toBeGreaterThanOrEqual(5);
