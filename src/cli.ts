@@ -3,6 +3,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { Command } from 'commander';
 import { AuthCache } from './auth/cache';
+import { backup, restore, withDatabaseUrl } from './backup';
+import { VERSION } from './version';
 import * as accounts from './auth/accounts';
 import * as auth from './auth/service';
 import * as deletions from './deletions/service';
@@ -77,6 +79,7 @@ async function readPassword(fromStdin: boolean, { repeat = true } = {}): Promise
 const program = new Command()
   .name('castsync')
   .description('castsync administration: users, tokens, imports and exports, and the database schema')
+  .version(VERSION, '-V, --version', "print castsync's version")
   .showHelpAfterError();
 
 const user = program.command('user').description('manage users');
@@ -350,6 +353,29 @@ program
     console.error(
       `Archive of ${name} written to ${opts.output}: ${archive.subscriptions.length} subscription records, ` +
         `${archive.episode_actions.length} episode actions, ${archive.devices.length} devices`,
+    );
+  });
+
+program
+  .command('backup')
+  .argument('<file>')
+  .description('write the whole database to FILE, a consistent copy, while the server runs or not (docs/backups.md)')
+  .action(async (file: string) => {
+    const { header, rows } = await withDatabaseUrl((url) => backup(url, file));
+    console.log(`Backup written to ${file}: ${header.tables.length} tables, ${rows} rows, schema ${header.migration}`);
+  });
+program
+  .command('restore')
+  .argument('<file>')
+  .option('--replace', 'drop everything castsync has in the database first')
+  .description('load a backup into an empty database (stop the server first), then bring its schema up to date')
+  .action(async (file: string, opts: { replace?: boolean }) => {
+    const { header, rows, upgraded } = await withDatabaseUrl((url, logger) =>
+      restore(url, file, logger, { replace: opts.replace === true }),
+    );
+    console.log(
+      `Restored ${rows} rows from ${file} (castsync ${header.version}, ${header.created})` +
+        (upgraded.length > 0 ? `; ${upgraded.length} migrations applied since` : ''),
     );
   });
 

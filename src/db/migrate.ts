@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../logger';
@@ -7,8 +8,23 @@ export const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 /** The advisory lock key that serialises migrations across processes (the bytes of "castsync"). */
 const MIGRATION_LOCK = 0x63617374_73796e63n;
 
+/** The project's migrations by name, oldest first. */
+export const migrationNames = (): string[] =>
+  fs
+    .readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.replace(/\.sql$/, ''))
+    .sort();
+
+/** How many migrations a new database runs to stand at `name` (for a restore of an older backup). */
+function countUpTo(name: string): number {
+  const at = migrationNames().indexOf(name);
+  if (at < 0) throw new Error(`Migration ${name} is unknown to this castsync: the backup was made by a newer release`);
+  return at + 1;
+}
+
 /**
- * Brings the schema up to date: the project's SQL migrations (node-pg-migrate), then `more` (the job
+ * Brings the schema up to date (or, with `upTo`, a new database to that migration): the project's SQL migrations (node-pg-migrate), then `more` (the job
  * queue's own schema: src/jobs/migrate.ts), under one lock. Several instances may start at once: each waits
  * for the advisory lock, so the first migrates and the rest find nothing to do. (node-pg-migrate's own
  * lock does not wait: a second instance would fail with "Another migration is already running".)
@@ -17,6 +33,7 @@ export async function migrate(
   databaseUrl: string,
   logger: Logger,
   more: () => Promise<void> = async () => {},
+  { upTo }: { upTo?: string } = {},
 ): Promise<string[]> {
   const { runner } = await import('node-pg-migrate');
   const log = (msg: string) => logger.debug(msg);
@@ -31,7 +48,7 @@ export async function migrate(
       dir: MIGRATIONS_DIR,
       direction: 'up',
       migrationsTable: 'pgmigrations',
-      count: Infinity,
+      count: upTo === undefined ? Infinity : countUpTo(upTo),
       checkOrder: true,
       singleTransaction: true,
       log,

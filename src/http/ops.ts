@@ -5,13 +5,14 @@ import { HttpError } from './errors';
 import type { Metrics } from './metrics';
 import { route } from './method';
 import { error, type Documenter } from './openapi';
+import { VERSION } from '../version';
 
 /** The routes an operator uses: health, readiness, metrics, and the API's documentation. */
 export function opsRoutes(db: Db, metrics: Metrics, state: { draining: boolean }, doc: object): Router {
   const r = Router();
   route(r, '/healthz', {
     get: (_req, res) => {
-      res.json({ status: 'ok' });
+      res.json({ status: 'ok', version: VERSION });
     },
   });
   route(r, '/readyz', {
@@ -43,7 +44,7 @@ export function opsRoutes(db: Db, metrics: Metrics, state: { draining: boolean }
 
 export const documentOps: Documenter = (r) => {
   for (const [path, summary] of [
-    ['/healthz', 'The process is up (no database check)'],
+    ['/healthz', 'The process is up (no database check): {"status": "ok", "version"}'],
     ['/readyz', 'The database is reachable and the server is not shutting down'],
     ['/metrics', 'Prometheus metrics'],
     ['/openapi.json', 'This document'],

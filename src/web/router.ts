@@ -7,6 +7,7 @@ import { route } from '../http/method';
 import { accountRoutes } from './account';
 import { duplicateRoutes } from './duplicates';
 import { adminRoutes } from './admin';
+import { appRoutes } from './apps';
 import { again, inputRefused, PageError, pageErrors } from './errors';
 import { storableInput } from '../http/text-edge';
 import { flowRoutes } from './flow';
@@ -140,6 +141,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     accountRoutes(ctx),
     startOverRoutes(ctx),
     movingRoutes(ctx),
+    appRoutes(ctx),
     adminRoutes(ctx),
     flowRoutes(ctx),
     listeningRoutes(ctx),

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Response } from 'express';
 import { Eta } from 'eta';
+import { VERSION } from '../version';
 
 // Templates and static files live in src/web (the build compiles TypeScript only): found from dist/web
 // and from src/web alike.
@@ -19,6 +20,7 @@ export function render(res: Response, view: string, data: Record<string, unknown
     account: res.locals.account,
     csrf: res.locals.csrf,
     section: view,
+    version: VERSION,
     notices: [],
     ...data,
   });

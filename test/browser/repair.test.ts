@@ -100,3 +100,24 @@ test('start over: a copy first, a confirmation, and the apps are told how to upl
   await check(page, 'start-over-done');
   expect(await subscribed(u)).toEqual([]);
 });
+
+test('connect an app: each app with this server filled in, readable at desktop and phone width', async () => {
+  const u = await world.t.user('connect');
+  for (const [width, height, name] of [
+    [1280, 800, 'connect-an-app'],
+    [390, 844, 'connect-an-app-phone'],
+  ] as const) {
+    const page = await world.newPage(width, height);
+    expect(await world.signIn(page, u, '/web/apps')).toBe(200);
+    expect(await text(page, 'main h2')).toEqual([
+      'AntennaPod',
+      'KDE Kasts',
+      'gPodder',
+      'Podcini',
+      'Music Assistant',
+      'Apps of the Open Podcast API',
+    ]);
+    expect((await text(page, 'main code')).slice(0, 2)).toEqual([world.origin.replace('http://', ''), world.origin]);
+    await check(page, name);
+  }
+});

@@ -14,6 +14,7 @@ import { capabilitiesResponse } from '../../src/opa/router';
 import { errorBody } from '../../src/http/openapi';
 import { as, expectError, testApp, type TestApp } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
+import { VERSION } from '../../src/version';
 
 let t: TestApp;
 const { logger, lines } = capturedLogger();
@@ -130,7 +131,7 @@ describe('OpenAPI document and docs', () => {
 
 describe('health, readiness, metrics', () => {
   test('/healthz answers without touching the database', async () => {
-    expect((await request(t.app).get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await request(t.app).get('/healthz')).body).toEqual({ status: 'ok', version: VERSION });
   });
 
   test('/readyz: 200 while the database answers, 503 while draining', async () => {

@@ -1,15 +1,22 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
 import path from 'node:path';
 
 const root = path.join(__dirname, '..', '..');
 const read = (f: string) => readFileSync(path.join(root, f), 'utf8');
 
 describe('deployment files', () => {
-  test('the image starts with the same `npm start` (node dist/server.js) that the process tests run', () => {
+  test('the image and the systemd unit start node as `npm start` does (the flags and MALLOC_ARENA_MAX)', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
     // exec: npm's shell is replaced by node, so that npm waits for node's own exit after a signal.
-    expect(pkg.scripts.start).toMatch(/^exec env ([A-Z_]+=\S+ )+node (--[a-z-]+(=\S+)? )*dist\/server\.js$/);
-    expect(read('Dockerfile')).toMatch(/^CMD \["npm", "start"/m);
+    const start = pkg.scripts.start!;
+    expect(start).toMatch(/^exec env ([A-Z_]+=\S+ )+node (--[a-z-]+(=\S+)? )*dist\/server\.js$/);
+    const node = start.slice(start.indexOf('node '));
+    // The image runs node itself (no npm between docker stop's SIGTERM and the server).
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(read('Dockerfile'))![1]!) as string[];
+    expect(cmd.join(' ')).toBe(node);
+    expect(read('deploy/systemd/castsync.service')).toContain(`ExecStart=/usr/bin/${node}`);
     expect(read('test/helpers/process.ts')).toContain('pkg.scripts.start.split');
     expect(read('Dockerfile')).toMatch(/^ENV[\s\S]*MALLOC_ARENA_MAX=2/m);
   });
@@ -28,5 +35,52 @@ describe('deployment files', () => {
     expect(compose).toMatch(/condition: service_healthy/);
     expect(compose).toMatch(/DATABASE_URL: postgres:\/\//);
     expect(compose).toMatch(/pgdata:\/var\/lib\/postgresql\/data/);
+    expect(compose).toMatch(/read_only: true/);
+  });
+});
+
+/** A tool CI installs (.ci/run); missing, the check fails and says which. */
+function run(tool: string, args: string[], { quiet = false } = {}): string {
+  const r = spawnSync(tool, args, { cwd: root, encoding: 'utf8' });
+  if (r.error) throw new Error(`${tool} is needed for this check (.ci/run installs it): ${r.error.message}`);
+  // quiet: a warning is a failure too (systemd-analyze exits 0 on a directive it ignores).
+  expect({ tool, status: r.status, stderr: r.stderr }).toEqual({
+    tool,
+    status: 0,
+    stderr: quiet ? '' : expect.any(String),
+  });
+  return r.stdout;
+}
+
+describe('the packaging people look for, checked by the tools that read it', () => {
+  test('the systemd unit passes systemd-analyze verify, hardened, with its state in /var/lib/castsync', () => {
+    run('systemd-analyze', ['verify', 'deploy/systemd/castsync.service'], { quiet: true });
+    const unit = read('deploy/systemd/castsync.service');
+    for (const option of ['DynamicUser=yes', 'ProtectSystem=strict', 'NoNewPrivileges=yes', 'StateDirectory=castsync'])
+      expect(unit).toContain(option);
+  });
+
+  test('the compose files (the main one and the app-store template) are valid for docker-compose', () => {
+    for (const file of ['docker-compose.yml', 'deploy/casaos/docker-compose.yml'])
+      run('docker-compose', ['-f', file, 'config', '-q']);
+    expect(read('deploy/casaos/docker-compose.yml')).toMatch(/x-casaos:[\s\S]*main: castsync/);
+  });
+
+  test('the Kubernetes manifests render with kustomize: probes, resources, the database URL from a Secret, non-root', () => {
+    const docs = YAML.parseAllDocuments(run('kubectl', ['kustomize', 'deploy/kubernetes'])).map((d) => d.toJS());
+    const deployment = docs.find((d) => d.kind === 'Deployment');
+    const pod = deployment.spec.template.spec;
+    const [container] = pod.containers;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(container.resources.requests).toBeDefined();
+    expect(container.resources.limits.memory).toBeDefined();
+    expect(container.env).toContainEqual({
+      name: 'DATABASE_URL',
+      valueFrom: { secretKeyRef: { name: 'castsync', key: 'DATABASE_URL' } },
+    });
+    expect(docs.find((d) => d.kind === 'Service').spec.selector).toEqual(deployment.spec.selector.matchLabels);
   });
 });
