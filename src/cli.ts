@@ -265,6 +265,7 @@ function printSummary(s: Summary, from: string, into: string): void {
   if (s.feeds.removedOnRemote > 0) {
     console.log(`  ${n(s.feeds.removedOnRemote)} feeds removed on the remote were not imported`);
   }
+  if (parts.every(([, p]) => p.added === 0)) console.log('  nothing new: everything it holds is here already');
   const refused = parts.flatMap(([name, p]) => p.refused.map((r) => `${name}: ${r.item}: ${r.reason}`));
   if (refused.length > 0) {
     console.log(`  ${n(refused.length)} refused by castsync's rules${s.dryRun ? ' (would be)' : ''}:`);
@@ -330,6 +331,20 @@ imports
       throw new InvalidInput(`Cannot read ${file}: ${err.code ?? err.message}`);
     });
     await cliImport(localUser, { source: 'archive', document }, `the archive ${file}`, opts.dryRun === true);
+  });
+
+imports
+  .command('gpodder-archive')
+  .argument('<file>', 'the archive gpodder.net gave you (NAME.tar.zstd), or the tar inside it')
+  .argument('<local-user>', 'the castsync user to import into')
+  .option('--dry-run', 'show what would be imported, change nothing')
+  .description('bring the subscriptions, play history and devices of a gpodder.net archive into a user')
+  .action(async (file: string, localUser: string, opts: { dryRun?: boolean }) => {
+    const config = loadConfig();
+    const limits = { maxBytes: config.gpodderArchiveMaxBytes, maxEntries: config.gpodderArchiveMaxEntries };
+    const snapshot = await transfer.readGpodderArchiveFile(file, limits);
+    const label = `the gpodder.net archive ${file}`;
+    await cliImport(localUser, { source: 'gpodder-archive', snapshot }, label, opts.dryRun === true);
   });
 
 program

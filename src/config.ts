@@ -84,6 +84,12 @@ const schema = z.object({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
+  GPODDER_ARCHIVE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024),
+  GPODDER_ARCHIVE_MAX_ENTRIES: z.coerce.number().int().positive().default(2_000_000),
   PASSWORD_LOGIN: flag.default(true),
   SSO_CREATE_USERS: flag.default(false),
   OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),

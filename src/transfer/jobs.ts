@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import type { Summary } from './import';
 import type { RemoteLimits } from './remote';
 import * as repo from './repo';
-import { runImport, type ImportSource } from './service';
+import { runImport, type ImportSource, type Snapshot } from './service';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
 // will), so a long import neither holds a request open nor dies with the process. A job cut off by a crash
@@ -28,8 +28,14 @@ export async function startImport(db: Db, userId: number, from: ImportSource, dr
     const id = await repo.insertImport(
       tx,
       userId,
-      from.source === 'archive'
-        ? { source: 'archive', serverUrl: null, remoteUser: null, dryRun, secret: from.document }
+      from.source === 'archive' || from.source === 'gpodder-archive'
+        ? {
+            source: from.source,
+            serverUrl: null,
+            remoteUser: null,
+            dryRun,
+            secret: from.source === 'archive' ? from.document : JSON.stringify(from.snapshot),
+          }
         : {
             source: from.source,
             serverUrl: from.serverUrl,
@@ -78,7 +84,9 @@ export async function runImportJob(
   const from: ImportSource =
     row.source === 'archive'
       ? { source: 'archive', document: row.secret }
-      : { source: row.source, serverUrl: row.server_url!, remoteUser: row.remote_user!, password: row.secret };
+      : row.source === 'gpodder-archive'
+        ? { source: 'gpodder-archive', snapshot: JSON.parse(row.secret) as Snapshot }
+        : { source: row.source, serverUrl: row.server_url!, remoteUser: row.remote_user!, password: row.secret };
   try {
     const summary = await runImport(db, row.user_id, from, {
       policy: deps.policy,

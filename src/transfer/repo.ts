@@ -5,7 +5,7 @@ export type ImportState = 'queued' | 'running' | 'done' | 'failed';
 export type ImportRow = {
   id: number;
   user_id: number;
-  source: 'gpodder' | 'nextcloud' | 'archive';
+  source: 'gpodder' | 'nextcloud' | 'archive' | 'gpodder-archive';
   server_url: string | null;
   remote_user: string | null;
   dry_run: boolean;

@@ -3,7 +3,7 @@ import type { AddressPolicy } from '../feeds/address-policy';
 import { importArchive, parseArchive } from './archive';
 import { importSnapshot, type Summary } from './import';
 import { ImportFailed, RemoteServer, type RemoteLimits } from './remote';
-import { readers, type Progress, type Source } from './sources';
+import { readers, type Progress, type Snapshot, type Source } from './sources';
 
 // Moving to castsync and leaving it: importing what another sync server or an archive holds, and the
 // archive (docs/moving.md). The CLI runs an import itself; the web page runs it as a job (jobs.ts).
@@ -11,11 +11,15 @@ import { readers, type Progress, type Source } from './sources';
 export { complete, type Summary } from './import';
 export { exportArchive, parseArchive, ARCHIVE_VERSION } from './archive';
 export { ImportFailed, serverAddress } from './remote';
-export type { Progress, Source } from './sources';
+export type { Progress, Snapshot, Source } from './sources';
+export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
 
 /** Where an import reads from: another server, as one of its users, or an archive's text. */
 export type ImportSource =
-  { source: Source; serverUrl: string; remoteUser: string; password: string } | { source: 'archive'; document: string };
+  | { source: Source; serverUrl: string; remoteUser: string; password: string }
+  | { source: 'archive'; document: string }
+  /** A gpodder.net archive, read already (readGpodderArchive): the file itself is not kept. */
+  | { source: 'gpodder-archive'; snapshot: Snapshot };
 
 export type ImportOptions = {
   dryRun: boolean;
@@ -39,6 +43,10 @@ export async function runImport(db: Db, userId: number, from: ImportSource, opti
   };
   let reading = true;
   try {
+    if (from.source === 'gpodder-archive') {
+      reading = false;
+      return await importSnapshot(db, userId, from.snapshot, { dryRun: options.dryRun, progress });
+    }
     if (from.source === 'archive') {
       progress('reading the archive');
       const archive = parseArchive(from.document);

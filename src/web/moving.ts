@@ -15,7 +15,12 @@ const title = 'Import and export';
 
 /** A step a person can read: "storing episode actions (5000 of 20000)". */
 function describe(i: ImportView): string {
-  const from = i.source === 'archive' ? 'an archive' : `${i.remote_user} at ${i.server_url}`;
+  const from =
+    i.source === 'archive'
+      ? 'an archive'
+      : i.source === 'gpodder-archive'
+        ? 'a gpodder.net archive'
+        : `${i.remote_user} at ${i.server_url}`;
   return `${i.dry_run ? 'Preview of' : 'Import of'} ${from}`;
 }
 
@@ -93,6 +98,16 @@ export function movingRoutes(ctx: ApiContext): Router {
       // A file that is not an archive is refused now, not in the job.
       transfer.parseArchive(document);
       const id = await startImport(ctx.db, currentUser(req), { source: 'archive', document }, dryRunOf(req));
+      res.redirect(303, `/web/moving?started=${id}`);
+    },
+  });
+  route(r, '/web/import/gpodder-archive', {
+    post: async (req, res) => {
+      if (!req.file) throw new PageError(400, 'Choose the archive file gpodder.net gave you.');
+      // Read now (a file that is not an archive is refused at once); the job imports what it holds.
+      const limits = { maxBytes: ctx.config.gpodderArchiveMaxBytes, maxEntries: ctx.config.gpodderArchiveMaxEntries };
+      const snapshot = await transfer.readGpodderArchive([req.file.buffer], limits);
+      const id = await startImport(ctx.db, currentUser(req), { source: 'gpodder-archive', snapshot }, dryRunOf(req));
       res.redirect(303, `/web/moving?started=${id}`);
     },
   });

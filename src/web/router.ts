@@ -134,6 +134,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
   r.use('/web', signedIn);
   r.use('/web/opml', opmlUpload(ctx));
   r.use('/web/import/archive', archiveUpload(ctx));
+  r.use('/web/import/gpodder-archive', archiveUpload(ctx));
   r.use('/web', checkCsrf);
   r.use(
     subscriptionRoutes(ctx),

@@ -2,6 +2,7 @@ import pino from 'pino';
 import { as } from '../helpers/app';
 import { browserWorld, check, submit, text } from '../helpers/browser';
 import { runImportJob } from '../../src/transfer/jobs';
+import { FEEDS, realisticMembers, writeArchive } from '../helpers/gpodder-archive';
 
 // Import and export in a real browser: a person previews an import from another gpodder server (here a
 // second user of the same castsync, reached over HTTP), imports it, and watches it run as a job.
@@ -90,4 +91,32 @@ test('import from another server: preview, import, progress and summary; downloa
     expect(archive).toMatchObject({ format: 'castsync-archive', version: 1, user: u.name });
     expect(archive.episode_actions).toHaveLength(1);
   }
+});
+
+test('a gpodder.net archive: uploaded, previewed, then imported', async () => {
+  const { t } = world;
+  const u = await t.user('archived');
+  const file = writeArchive(realisticMembers({ clean: true }));
+  const page = await world.newPage();
+  expect(await world.signIn(page, u, '/web/moving')).toBe(200);
+  const upload = async (action: 'preview' | 'import') => {
+    const input = await page.$('#gpodder-archive');
+    await (input as unknown as { uploadFile: (f: string) => Promise<void> }).uploadFile(file);
+    expect(await submit(page, `form[action="/web/import/gpodder-archive"] button[value="${action}"]`)).toBe(200);
+    await runJobs();
+    await page.reload();
+  };
+  await upload('preview');
+  expect((await text(page, '.import .notice.ok'))[0]).toMatch(
+    /^Preview done: nothing was changed. Importing would bring\s+2 new of 2 feeds, 4 new of 4 episode actions\s+and 4 new of 4 devices\.$/,
+  );
+  expect(await text(page, '.import h3, .import strong')).toContain('Preview of a gpodder.net archive');
+  await check(page, 'gpodder-archive-preview');
+  await upload('import');
+  expect((await text(page, '.import .notice.ok'))[0]).toMatch(
+    /^Done: imported\s+2 new of 2 feeds, 4 new of 4 episode actions/,
+  );
+  await check(page, 'gpodder-archive-done');
+  const feeds = (await as(t, u).get(`/subscriptions/${u.name}.json`)).body as string[];
+  expect(feeds.sort()).toEqual([FEEDS.cafe, FEEDS.show[0]].sort());
 });

@@ -1,0 +1,164 @@
+import fs from 'node:fs';
+import { InvalidInput } from '../../src/errors';
+import { readGpodderArchive, readGpodderArchiveFile, runImport, type Snapshot } from '../../src/transfer/service';
+import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { FEEDS, pythonJson, realisticMembers, U1, U2, writeArchive } from '../helpers/gpodder-archive';
+
+// A gpodder.net archive, built as mygpo's archive command writes it, brought in: what the gpodder v2 API
+// and /v1 then answer is what the archive holds.
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+const limits = { maxBytes: 50 * 1024 * 1024, maxEntries: 10_000 };
+const importSnapshot = (u: TestUser, snapshot: Snapshot, dryRun = false) =>
+  runImport(
+    t.db,
+    u.id,
+    { source: 'gpodder-archive', snapshot },
+    {
+      dryRun,
+      policy: { allowPrivate: false, allowCidrs: [] },
+      limits: { timeoutMs: 1000, maxBytes: 1 },
+      progress: () => {},
+    },
+  );
+const importFile = async (u: TestUser, file: string, dryRun = false) =>
+  importSnapshot(u, await readGpodderArchiveFile(file, limits), dryRun);
+
+const device = (uuid: string) => `gpodder.net-${uuid.slice(0, 8)}`;
+
+async function everything(u: TestUser) {
+  const api = as(t, u);
+  return {
+    // (Nextcloud's route: naming a gpodder device would create it.)
+    pull: (await api.get('/index.php/apps/gpoddersync/subscriptions?since=0')).body as {
+      add: string[];
+      remove: string[];
+    },
+    opa: (await api.get('/v1/subscriptions')).body.subscriptions as { feed_url: string; is_subscribed: boolean }[],
+    actions: (await api.get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions as Record<string, unknown>[],
+    devices: (await api.get(`/api/2/devices/${u.name}.json`)).body as { id: string; caption: string; type: string }[],
+  };
+}
+
+describe('a gpodder.net archive', () => {
+  const file = writeArchive(realisticMembers());
+
+  test('brings the current subscriptions, every history entry as an action, and the live devices', async () => {
+    const u = await t.user('arrive');
+    const summary = await importFile(u, file);
+    expect(summary.feeds).toMatchObject({ total: 2, added: 2, removedOnRemote: 1, refused: [] });
+    expect(summary.actions).toMatchObject({ total: 6, added: 4 });
+    expect(summary.actions.refused.map((r) => r.item)).toEqual(['action 2', 'action 3']);
+    expect(summary.actions.refused[0]!.reason).toMatch(/action/);
+    expect(summary.actions.refused[1]!.reason).toMatch(/position/);
+
+    const got = await everything(u);
+    // One subscription per podcast, by the URL gpodder.net served (its first); a podcast only a deleted
+    // device had is not current, whatever the OPML says.
+    expect(got.pull.add.sort()).toEqual([FEEDS.cafe, FEEDS.show[0]].sort());
+    expect(
+      got.opa
+        .filter((s) => s.is_subscribed)
+        .map((s) => s.feed_url)
+        .sort(),
+    ).toEqual(got.pull.add.sort());
+    expect(got.actions).toEqual([
+      {
+        podcast: FEEDS.show[0],
+        episode: 'https://media.example.org/show/1.mp3',
+        guid: 'show-ep-1',
+        action: 'download',
+        timestamp: '2019-05-01T09:00:00',
+        device: device(U2),
+      },
+      {
+        podcast: FEEDS.show[1],
+        episode: 'https://media.example.org/show/1.mp3?ref=app',
+        guid: 'show-ep-1',
+        action: 'play',
+        timestamp: '2019-05-01T10:00:00',
+        device: device(U1),
+        started: 0,
+        position: 1200,
+        total: 1800,
+      },
+      {
+        podcast: FEEDS.show[0],
+        episode: 'https://media.example.org/show/2.mp3',
+        action: 'new',
+        timestamp: '2020-02-02T20:20:20',
+      },
+      {
+        podcast: FEEDS.show[0],
+        episode: 'https://media.example.org/show/2.mp3',
+        action: 'delete',
+        timestamp: '2020-02-03T20:20:20',
+        device: device(U2),
+      },
+    ]);
+    // The live devices with caption and type; each client UUID of the history a device of its own.
+    expect(got.devices.map((d) => [d.id, d.caption, d.type]).sort()).toEqual(
+      [
+        ['pixel', 'Pixel 7', 'mobile'],
+        ['thinkpad', 'ThinkPad', 'laptop'],
+        [device(U1), `gpodder.net history of device ${U1}`, 'other'],
+        [device(U2), `gpodder.net history of device ${U2}`, 'other'],
+      ].sort(),
+    );
+  });
+
+  test('a dry run says the same and changes nothing; a second import adds nothing', async () => {
+    const u = await t.user('twice');
+    const preview = await importFile(u, file, true);
+    expect(preview).toMatchObject({ dryRun: true, feeds: { added: 2 }, actions: { added: 4 }, devices: { added: 4 } });
+    expect(await everything(u)).toEqual({
+      pull: expect.objectContaining({ add: [], remove: [] }),
+      opa: [],
+      actions: [],
+      devices: [],
+    });
+    await importFile(u, file);
+    const before = await everything(u);
+    const again = await importFile(u, file);
+    expect([again.feeds.added, again.actions.added, again.devices.added]).toEqual([0, 0, 0]);
+    expect(await everything(u)).toEqual(before);
+  });
+
+  test('with one device in the file, its entries are that device; a plain tar is read too', async () => {
+    const u = await t.user('single');
+    await importFile(u, writeArchive(realisticMembers({ devices: 1 }), { compress: false }));
+    const { actions, devices } = await everything(u);
+    expect(devices.map((d) => d.id)).toEqual(['pixel']);
+    expect(new Set(actions.map((a) => a.device))).toEqual(new Set(['pixel', undefined]));
+  });
+
+  test('damaged, foreign, incomplete or oversized files are refused with a reason and write nothing', async () => {
+    const u = await t.user('damaged');
+    const bytes = fs.readFileSync(file);
+    const members = realisticMembers();
+    const refusals: [string, () => Promise<unknown>][] = [
+      ['truncated', () => readGpodderArchive([bytes.subarray(0, bytes.length - 40)], limits)],
+      ['corrupt', () => readGpodderArchive([Buffer.concat([bytes.subarray(0, 20), Buffer.alloc(200, 7)])], limits)],
+      ['foreign', () => readGpodderArchive([Buffer.from(pythonJson({ not: 'an archive' }).repeat(50))], limits)],
+      ['empty', () => readGpodderArchive([], limits)],
+      ['no subscriptions', () => readGpodderArchiveFile(writeArchive({ 'meta.json': members['meta.json']! }), limits)],
+      ['bomb', () => readGpodderArchiveFile(file, { ...limits, maxBytes: 4096 })],
+      ['too many entries', () => readGpodderArchiveFile(file, { ...limits, maxEntries: 3 })],
+      ['missing', () => readGpodderArchiveFile('/nonexistent/alice.tar.zstd', limits)],
+    ];
+    for (const [what, reading] of refusals) {
+      const err = await reading().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect([what, err instanceof InvalidInput]).toEqual([what, true]);
+      expect((err as Error).message).toMatch(/^(Not a gpodder\.net archive: |Cannot read )/);
+    }
+    expect(await everything(u)).toMatchObject({ opa: [], actions: [], devices: [] });
+  });
+});
