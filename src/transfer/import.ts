@@ -1,6 +1,6 @@
 import { rolledBack, type Db, type Queryable } from '../db/pool';
 import * as devices from '../devices/service';
-import { parseInterchangeAction } from '../episodes/interchange';
+import { recordInterchange } from '../episodes/interchange';
 import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import type { Progress, Snapshot } from './sources';
@@ -27,22 +27,6 @@ export const complete = (s: Summary): boolean => [s.devices, s.feeds, s.actions]
 
 const describe = (a: episodes.EpisodeAction) =>
   `${a.action} ${a.episodeUrl} at ${a.at.toISOString()}${a.position !== undefined ? ` (position ${a.position} s)` : ''}`;
-
-/** The remote's actions read in the interchange format, and the ones that cannot be read, by index. */
-function readActions(raw: unknown[], received: Date) {
-  const list: episodes.EpisodeAction[] = [];
-  const at: number[] = [];
-  const refused: Summary['actions']['refused'] = [];
-  raw.forEach((x, index) => {
-    const a = parseInterchangeAction(x, received);
-    if (typeof a === 'string') refused.push({ item: `action ${index}`, reason: a });
-    else {
-      list.push(a);
-      at.push(index);
-    }
-  });
-  return { list, at, refused };
-}
 
 /**
  * Brings what another server holds into the local user, through the services an app's upload goes
@@ -91,25 +75,24 @@ export async function importSnapshot(
   summary.feeds.added = valid.length;
   summary.feeds.sample = valid.slice(0, SAMPLE);
 
-  const { list, at, refused } = readActions(snapshot.actions, new Date());
-  summary.actions.refused.push(...refused);
+  const raw = snapshot.actions;
+  const received = new Date();
   const step = dryRun ? 'checking episode actions' : 'storing episode actions';
   // In batches as apps send them, each stored as it comes; a dry run stores them all in one transaction
   // that is rolled back (so it counts exactly what would be new, duplicates across batches too).
   const store = async (q: Queryable) => {
-    for (let start = 0; start < list.length; start += episodes.MAX_ACTIONS) {
-      progress(step, start, list.length);
-      const done = await episodes.record(q, userId, list.slice(start, start + episodes.MAX_ACTIONS));
+    for (let start = 0; start < raw.length; start += episodes.MAX_ACTIONS) {
+      progress(step, start, raw.length);
+      const done = await recordInterchange(q, userId, raw.slice(start, start + episodes.MAX_ACTIONS), received);
       summary.actions.added += done.stored;
-      for (const s of done.skipped) {
-        summary.actions.refused.push({ item: `action ${at[start + s.index]}`, reason: s.reason });
-      }
+      for (const s of done.skipped)
+        summary.actions.refused.push({ item: `action ${start + s.index}`, reason: s.reason });
+      const room = SAMPLE - summary.actions.sample.length;
+      if (room > 0) summary.actions.sample.push(...done.actions.slice(0, room).map(describe));
     }
-    progress(step, list.length, list.length);
+    progress(step, raw.length, raw.length);
   };
   if (dryRun) await rolledBack(db, store);
   else await store(db);
-  summary.actions.sample = list.slice(0, SAMPLE).map(describe);
-  summary.actions.refused.sort((a, b) => Number(a.item.slice(7)) - Number(b.item.slice(7)));
   return summary;
 }
