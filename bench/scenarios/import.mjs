@@ -25,7 +25,7 @@ function peakMib(pid) {
 function cli(ctx, args) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, ['dist/cli.js', ...args], {
+    const child = spawn(process.execPath, ['dist/cli/index.js', ...args], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: ctx.db.url, LOG_LEVEL: 'warn' },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
+import type { Queryable } from '../db/pool';
 import { storable, UNSTORABLE_REASON } from '../text';
 import { parseTimestamp } from '../timestamps';
-import { ACTIONS, type EpisodeAction } from './service';
+import { ACTIONS, record, type EpisodeAction, type Skipped } from './service';
 
 // The gpodder.net episode-action format: what apps upload and download over gpodder.net v2 and the
 // Nextcloud dialect, and what other sync servers (gpodder.net, Nextcloud, opodsync) give when their history
@@ -48,4 +49,28 @@ export function parseInterchangeAction(raw: unknown, received: Date): EpisodeAct
     out.total = seconds(a.total);
   }
   return problems.length > 0 ? problems.join('; ') : out;
+}
+
+/**
+ * The intake of actions in the interchange format, for every door and importer that takes them: reads each
+ * (received: the time of an action without one), stores what the rules take as `record` does, and names
+ * each refused one, by its index in `raw`, whether it could not be read or the rules refused it. Returns
+ * what `record` returns, and the actions read (in order).
+ */
+export async function recordInterchange(db: Queryable, userId: number, raw: readonly unknown[], received: Date) {
+  const actions: EpisodeAction[] = [];
+  const indexOf: number[] = [];
+  const skipped: Skipped[] = [];
+  raw.forEach((x, index) => {
+    const parsed = parseInterchangeAction(x, received);
+    if (typeof parsed === 'string') skipped.push({ index, reason: parsed });
+    else {
+      actions.push(parsed);
+      indexOf.push(index);
+    }
+  });
+  const done = await record(db, userId, actions);
+  for (const s of done.skipped) skipped.push({ index: indexOf[s.index]!, reason: s.reason });
+  skipped.sort((a, b) => a.index - b.index);
+  return { ...done, actions, skipped };
 }

@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as reports from '../devices/reports';
-import { parseInterchangeAction } from '../episodes/interchange';
+import { recordInterchange } from '../episodes/interchange';
 import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { BadRequest } from './errors';
@@ -10,35 +10,14 @@ import { anyJson } from './http';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';
 import { clientTimestamp, parseSince } from './sync-time';
 
-/**
- * The actions of a request body: the ones to store, and the ones skipped with their index in the body and
- * the reason. A body that is not a JSON array, or over the limit, is a 400.
- */
-function parseActions(body: unknown): {
-  list: unknown[];
-  actions: episodes.EpisodeAction[];
-  at: number[];
-  skipped: episodes.Skipped[];
-} {
+/** The actions of a request body, as they came. A body that is not a JSON array, or over the limit, is a 400. */
+function actionList(body: unknown): unknown[] {
   // No body at all is an empty batch; JSON null, like any other non-list, is not a batch.
   const list = body === undefined ? [] : body;
   if (!Array.isArray(list)) throw new BadRequest('The body must be a JSON array of actions');
   if (list.length > episodes.MAX_ACTIONS)
     throw new BadRequest(`At most ${episodes.MAX_ACTIONS} actions in one request`);
-  const received = new Date();
-  const actions: episodes.EpisodeAction[] = [];
-  const at: number[] = [];
-  const skipped: episodes.Skipped[] = [];
-  list.forEach((raw: unknown, index) => {
-    const parsed = parseInterchangeAction(raw, received);
-    if (typeof parsed === 'string') {
-      skipped.push({ index, reason: parsed });
-      return;
-    }
-    actions.push(parsed);
-    at.push(index);
-  });
-  return { list, actions, at, skipped };
+  return list;
 }
 
 const flag = (v: unknown) => v === 'true' || v === '1';
@@ -57,13 +36,11 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
    */
   const upload = async (req: Request) => {
     const userId = currentUser(req);
-    const parsed = parseActions(req.body);
-    const done = await episodes.record(ctx.db, userId, parsed.actions);
-    const skipped = [...parsed.skipped, ...done.skipped.map((s) => ({ ...s, index: parsed.at[s.index]! }))].sort(
-      (a, b) => a.index - b.index,
-    );
+    const list = actionList(req.body);
+    const done = await recordInterchange(ctx.db, userId, list, new Date());
+    const skipped = done.skipped;
     // The device of the report: the one the actions name, if they name one (Nextcloud-mode apps name none).
-    const named = new Set(parsed.list.map((a) => (a as { device?: unknown } | null)?.device));
+    const named = new Set(list.map((a) => (a as { device?: unknown } | null)?.device));
     const only = named.size === 1 ? [...named][0] : undefined;
     const device = typeof only === 'string' ? only : undefined;
     if (skipped.length > 0) {
@@ -76,7 +53,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       device,
       client: req.headers['user-agent'],
       kind: 'episode actions',
-      sent: { actions: parsed.actions.length + parsed.skipped.length },
+      sent: { actions: list.length },
       skipped: skipped.map((s) => ({ item: `action ${s.index}`, reason: s.reason })),
     });
     return {

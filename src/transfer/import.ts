@@ -1,6 +1,6 @@
 import { rolledBack, type Db, type Queryable } from '../db/pool';
 import * as devices from '../devices/service';
-import { parseInterchangeAction } from '../episodes/interchange';
+import { recordInterchange } from '../episodes/interchange';
 import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import type { Progress, Snapshot } from './sources';
@@ -28,22 +28,6 @@ export const complete = (s: Summary): boolean => [s.devices, s.feeds, s.actions]
 const describe = (a: episodes.EpisodeAction) =>
   `${a.action} ${a.episodeUrl} at ${a.at.toISOString()}${a.position !== undefined ? ` (position ${a.position} s)` : ''}`;
 
-/** The remote's actions read in the interchange format, and the ones that cannot be read, by index. */
-function readActions(raw: unknown[], received: Date) {
-  const list: episodes.EpisodeAction[] = [];
-  const at: number[] = [];
-  const refused: Summary['actions']['refused'] = [];
-  raw.forEach((x, index) => {
-    const a = parseInterchangeAction(x, received);
-    if (typeof a === 'string') refused.push({ item: `action ${index}`, reason: a });
-    else {
-      list.push(a);
-      at.push(index);
-    }
-  });
-  return { list, at, refused };
-}
-
 /**
  * Brings what another server holds into the local user, through the services an app's upload goes
  * through (URL rules, URL history, change stamps): so every app of the user sees it at its next sync.
@@ -57,59 +41,77 @@ export async function importSnapshot(
   db: Db,
   userId: number,
   snapshot: Snapshot,
-  { dryRun, progress }: { dryRun: boolean; progress: Progress },
+  options: { dryRun: boolean; progress: Progress },
 ): Promise<Summary> {
-  const known = new Set((await devices.list(db, userId)).map((d) => d.id));
-  const newDevices = snapshot.devices.filter((d) => !known.has(d.id));
-  const feedsHere = await subscriptions.subscribedAmong(db, userId, snapshot.subscribed);
-  const newFeeds = snapshot.subscribed.filter((u) => !feedsHere.has(u));
   const summary: Summary = {
-    dryRun,
+    dryRun: options.dryRun,
     devices: part(snapshot.devices.length),
     feeds: { ...part(snapshot.subscribed.length), removedOnRemote: snapshot.removed.length },
     actions: part(snapshot.actions.length),
   };
+  await importDevices(db, userId, snapshot, options, summary.devices);
+  await importFeeds(db, userId, snapshot, options, summary.feeds);
+  await importActions(db, userId, snapshot, options, summary.actions);
+  return summary;
+}
 
+type Step = (
+  db: Db,
+  userId: number,
+  snapshot: Snapshot,
+  options: { dryRun: boolean; progress: Progress },
+  into: Part,
+) => Promise<void>;
+
+/** The devices the user does not have, with their caption and type (an unknown type is "other"). */
+const importDevices: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
+  const known = new Set((await devices.list(db, userId)).map((d) => d.id));
+  const newDevices = snapshot.devices.filter((d) => !known.has(d.id));
   progress('adding devices', 0, newDevices.length);
   const keep = newDevices.filter((d) => devices.DEVICE_ID.test(d.id));
   for (const d of newDevices) {
-    if (!keep.includes(d)) summary.devices.refused.push({ item: d.id, reason: 'a device id castsync cannot keep' });
+    if (!keep.includes(d)) into.refused.push({ item: d.id, reason: 'a device id castsync cannot keep' });
   }
   for (const d of dryRun ? [] : keep) {
     const type = (devices.DEVICE_TYPES as readonly string[]).includes(d.type) ? d.type : 'other';
     await devices.upsert(db, userId, d.id, { caption: d.caption, type });
   }
-  summary.devices.added = keep.length;
-  summary.devices.sample = keep.slice(0, SAMPLE).map((d) => `${d.id} (${d.caption}, ${d.type})`);
+  into.added = keep.length;
+  into.sample = keep.slice(0, SAMPLE).map((d) => `${d.id} (${d.caption}, ${d.type})`);
+};
 
+/** The feeds the user is not subscribed to, subscribed to in one change. */
+const importFeeds: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
+  const feedsHere = await subscriptions.subscribedAmong(db, userId, snapshot.subscribed);
+  const newFeeds = snapshot.subscribed.filter((u) => !feedsHere.has(u));
   progress('subscribing', 0, newFeeds.length);
   const outcomes = newFeeds.map((url) => subscriptions.checkFeed({ url }));
   const valid = newFeeds.filter((_, i) => subscriptions.isItem(outcomes[i]!));
-  for (const o of outcomes)
-    if (!subscriptions.isItem(o) && !o.ok) summary.feeds.refused.push({ item: o.url, reason: o.reason });
+  for (const o of outcomes) if (!subscriptions.isItem(o) && !o.ok) into.refused.push({ item: o.url, reason: o.reason });
   if (!dryRun && valid.length > 0) await subscriptions.applyChanges(db, userId, { add: valid, remove: [] });
-  summary.feeds.added = valid.length;
-  summary.feeds.sample = valid.slice(0, SAMPLE);
+  into.added = valid.length;
+  into.sample = valid.slice(0, SAMPLE);
+};
 
-  const { list, at, refused } = readActions(snapshot.actions, new Date());
-  summary.actions.refused.push(...refused);
+/**
+ * The actions, in batches as apps send them, each stored as it comes; a dry run stores them all in one
+ * transaction that is rolled back (so it counts exactly what would be new, duplicates across batches too).
+ */
+const importActions: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
+  const raw = snapshot.actions;
+  const received = new Date();
   const step = dryRun ? 'checking episode actions' : 'storing episode actions';
-  // In batches as apps send them, each stored as it comes; a dry run stores them all in one transaction
-  // that is rolled back (so it counts exactly what would be new, duplicates across batches too).
   const store = async (q: Queryable) => {
-    for (let start = 0; start < list.length; start += episodes.MAX_ACTIONS) {
-      progress(step, start, list.length);
-      const done = await episodes.record(q, userId, list.slice(start, start + episodes.MAX_ACTIONS));
-      summary.actions.added += done.stored;
-      for (const s of done.skipped) {
-        summary.actions.refused.push({ item: `action ${at[start + s.index]}`, reason: s.reason });
-      }
+    for (let start = 0; start < raw.length; start += episodes.MAX_ACTIONS) {
+      progress(step, start, raw.length);
+      const done = await recordInterchange(q, userId, raw.slice(start, start + episodes.MAX_ACTIONS), received);
+      into.added += done.stored;
+      for (const s of done.skipped) into.refused.push({ item: `action ${start + s.index}`, reason: s.reason });
+      const room = SAMPLE - into.sample.length;
+      if (room > 0) into.sample.push(...done.actions.slice(0, room).map(describe));
     }
-    progress(step, list.length, list.length);
+    progress(step, raw.length, raw.length);
   };
   if (dryRun) await rolledBack(db, store);
   else await store(db);
-  summary.actions.sample = list.slice(0, SAMPLE).map(describe);
-  summary.actions.refused.sort((a, b) => Number(a.item.slice(7)) - Number(b.item.slice(7)));
-  return summary;
-}
+};

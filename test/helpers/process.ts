@@ -124,14 +124,14 @@ const cliOptions = (env: Record<string, string>) => ({
 });
 
 export function cli(args: string[], env: Record<string, string>, input?: string) {
-  const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { ...cliOptions(env), input });
+  const r = spawnSync(process.execPath, ['dist/cli/index.js', ...args], { ...cliOptions(env), input });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** cli() without blocking, so that several may run at once (and a server of the test process can answer it). */
 export function cliAsync(args: string[], env: Record<string, string>, input?: string) {
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = execFile(process.execPath, ['dist/cli.js', ...args], cliOptions(env), (err, stdout, stderr) => {
+    const child = execFile(process.execPath, ['dist/cli/index.js', ...args], cliOptions(env), (err, stdout, stderr) => {
       const status = err ? (typeof err.code === 'number' ? err.code : null) : 0;
       resolve({ status, stdout, stderr });
     });

@@ -1,0 +1,41 @@
+import { AuthCache } from '../auth/cache';
+import * as auth from '../auth/service';
+import { loadConfig } from '../config';
+import { whenDatabaseUp } from '../db/connect';
+import { openDatabase } from '../db/database';
+import { createPool, type Db } from '../db/pool';
+import { InvalidInput } from '../errors';
+import { migrateDatabase } from '../jobs/migrate';
+import { createLogger } from '../logger';
+
+export type Ctx = { db: Db; authCache: AuthCache };
+
+/** Opens the database the server uses (joining a running server's embedded PostgreSQL), runs fn, closes it. */
+export async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
+  const logger = createLogger(verbose ? config.logLevel : 'warn');
+  const database = await openDatabase(config, logger, { attach: true });
+  try {
+    await whenDatabaseUp(() => migrateDatabase(database.url, logger), logger, 10_000);
+    const db = createPool(database.url, {
+      max: 2,
+      timeoutMs: config.dbTimeoutMs,
+      logger,
+      applicationName: 'castsync-cli',
+    });
+    try {
+      return await fn({ db, authCache: new AuthCache(0) });
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+export async function userIdOf(ctx: Ctx, name: string): Promise<number> {
+  const id = await auth.userIdOf(ctx.db, name);
+  if (id === undefined) throw new InvalidInput(`No user ${name}`);
+  return id;
+}

@@ -1,0 +1,91 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import readline from 'node:readline';
+import { InvalidInput } from '../errors';
+
+/** All of standard input as text, without the one line end a shell's echo or a file adds. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}
+
+/**
+ * One line typed on the terminal without echo: raw mode hands over each key as it is typed and shows
+ * none of them, so only the prompt is written. Enter ends the line, Backspace takes a character back,
+ * Ctrl-C cancels.
+ */
+function askHidden(prompt: string): Promise<string> {
+  const input = process.stdin;
+  process.stderr.write(prompt);
+  return new Promise<string>((resolve, reject) => {
+    let typed: string[] = [];
+    const finish = (err?: Error) => {
+      input.off('data', onKeys);
+      input.setRawMode(false);
+      input.pause();
+      process.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(typed.join(''));
+    };
+    const onKeys = (keys: string) => {
+      for (const key of keys) {
+        if (key === '\r' || key === '\n' || key === '\u0004') return finish();
+        if (key === '\u0003') return finish(new InvalidInput('Cancelled: nothing was changed'));
+        if (key === '\u007f' || key === '\b') typed = typed.slice(0, -1);
+        else if (key >= ' ') typed.push(key);
+      }
+    };
+    input.setEncoding('utf8');
+    input.setRawMode(true);
+    input.on('data', onKeys);
+    input.resume();
+  });
+}
+
+/** A password: from standard input when asked to or when there is no terminal, else typed twice unseen. */
+export async function readPassword(fromStdin: boolean, { repeat = true } = {}): Promise<string> {
+  if (fromStdin || !process.stdin.isTTY) return readStdin();
+  const first = await askHidden('Password: ');
+  if (repeat && (await askHidden('Repeat password: ')) !== first) {
+    throw new InvalidInput('The passwords do not match');
+  }
+  return first;
+}
+
+/** One line typed on the terminal, shown as it is typed. */
+export async function askLine(prompt: string): Promise<string> {
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+  return new Promise<string>((resolve) =>
+    rl.question(prompt, (answer) => {
+      rl.close();
+      resolve(answer.trim());
+    }),
+  );
+}
+
+/** Progress on a terminal: one line, rewritten in place. */
+export function terminalProgress(): ((step: string, done?: number, total?: number) => void) & { end: () => void } {
+  const tty = process.stderr.isTTY;
+  let shown = false;
+  const show = (step: string, done?: number, total?: number) => {
+    if (!tty) return;
+    const count = total === undefined ? '' : ` ${done ?? 0} of ${total}`;
+    process.stderr.write(`\r\x1b[K${step}${count}`);
+    shown = true;
+  };
+  return Object.assign(show, {
+    end: () => {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+  });
+}
+
+/** Writes a file whole or not at all (a temporary file renamed), readable by its owner only. */
+export async function writePrivateFile(file: string, text: string): Promise<void> {
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  await fs.writeFile(temporary, text, { mode: 0o600 });
+  await fs.rename(temporary, file);
+}

@@ -1,0 +1,138 @@
+import fs from 'node:fs/promises';
+import type { Command } from 'commander';
+import { loadConfig } from '../config';
+import { InvalidInput } from '../errors';
+import * as transfer from '../transfer/service';
+import type { Summary } from '../transfer/service';
+import { userIdOf, withDatabase } from './database';
+import { readPassword, terminalProgress, writePrivateFile } from './terminal';
+
+/** The summary of an import for people; exit status 2 when something the source had was refused. */
+function printSummary(s: Summary, from: string, into: string): void {
+  const n = (x: number) => x.toLocaleString('en');
+  const parts = [
+    ['devices', s.devices],
+    ['feeds', s.feeds],
+    ['actions', s.actions],
+  ] as const;
+  console.log(
+    s.dryRun ? `Dry run: nothing was changed. ${from} into ${into} would bring:` : `Imported ${from} into ${into}:`,
+  );
+  for (const [name, p] of parts) {
+    const first =
+      p.added > 0 && p.sample.length > 0 ? `: ${p.sample.join(', ')}${p.added > p.sample.length ? ', …' : ''}` : '';
+    console.log(`  ${name}: ${n(p.added)} new of ${n(p.total)}${first}`);
+  }
+  if (s.feeds.removedOnRemote > 0) {
+    console.log(`  ${n(s.feeds.removedOnRemote)} feeds removed on the remote were not imported`);
+  }
+  if (parts.every(([, p]) => p.added === 0)) console.log('  nothing new: everything it holds is here already');
+  const refused = parts.flatMap(([name, p]) => p.refused.map((r) => `${name}: ${r.item}: ${r.reason}`));
+  if (refused.length > 0) {
+    console.log(`  ${n(refused.length)} refused by castsync's rules${s.dryRun ? ' (would be)' : ''}:`);
+    for (const line of refused.slice(0, 50)) console.log(`    ${line}`);
+    if (refused.length > 50) console.log(`    … and ${n(refused.length - 50)} more`);
+    process.exitCode = 2;
+  }
+}
+
+/** Runs an import from the CLI: the administrator's, so any address may be reached. */
+async function cliImport(localUser: string, from: transfer.ImportSource, label: string, dryRun: boolean) {
+  const config = loadConfig();
+  const progress = terminalProgress();
+  const summary = await withDatabase(async (ctx) =>
+    transfer
+      .runImport(ctx.db, await userIdOf(ctx, localUser), from, {
+        dryRun,
+        policy: { allowPrivate: true, allowCidrs: [] },
+        limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+        progress,
+      })
+      .finally(progress.end),
+  );
+  printSummary(summary, label, localUser);
+}
+
+/** `castsync import …`: from another sync server or from an archive. */
+export function registerImports(program: Command): void {
+  const imports = program
+    .command('import')
+    .description("bring a user's subscriptions and play history from another sync server, or from an archive");
+  for (const source of ['gpodder', 'nextcloud'] as const) {
+    imports
+      .command(source)
+      .argument('<server-url>', source === 'gpodder' ? 'e.g. https://gpodder.net' : 'e.g. https://cloud.example.org')
+      .argument('<local-user>', 'the castsync user to import into')
+      .requiredOption('--remote-user <name>', 'your name on the other server')
+      .option('--password-stdin', 'read the password (a Nextcloud app password works) from standard input')
+      .option('--dry-run', 'show what would be imported, change nothing')
+      .description(
+        source === 'gpodder'
+          ? 'import from a gpodder.net v2 server (gpodder.net, opodsync, another castsync)'
+          : 'import from a Nextcloud with the gpoddersync app',
+      )
+      .action(
+        async (
+          serverUrl: string,
+          localUser: string,
+          opts: { remoteUser: string; passwordStdin?: boolean; dryRun?: boolean },
+        ) => {
+          const password = await readPassword(opts.passwordStdin === true, { repeat: false });
+          const from = { source, serverUrl, remoteUser: opts.remoteUser, password };
+          await cliImport(localUser, from, `${opts.remoteUser} at ${serverUrl}`, opts.dryRun === true);
+        },
+      );
+  }
+  imports
+    .command('archive')
+    .argument('<file>', 'an archive written by castsync export (or "download my data")')
+    .argument('<local-user>', 'the castsync user to import into')
+    .option('--dry-run', 'show what would be imported, change nothing')
+    .description('restore a castsync archive into a user')
+    .action(async (file: string, localUser: string, opts: { dryRun?: boolean }) => {
+      const document = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw new InvalidInput(`Cannot read ${file}: ${err.code ?? err.message}`);
+      });
+      await cliImport(localUser, { source: 'archive', document }, `the archive ${file}`, opts.dryRun === true);
+    });
+  imports
+    .command('gpodder-archive')
+    .argument('<file>', 'the archive gpodder.net gave you (NAME.tar.zstd), or the tar inside it')
+    .argument('<local-user>', 'the castsync user to import into')
+    .option('--dry-run', 'show what would be imported, change nothing')
+    .description('bring the subscriptions, play history and devices of a gpodder.net archive into a user')
+    .action(async (file: string, localUser: string, opts: { dryRun?: boolean }) => {
+      const config = loadConfig();
+      const limits = { maxBytes: config.gpodderArchiveMaxBytes, maxEntries: config.gpodderArchiveMaxEntries };
+      const snapshot = await transfer.readGpodderArchiveFile(file, limits);
+      const label = `the gpodder.net archive ${file}`;
+      await cliImport(localUser, { source: 'gpodder-archive', snapshot }, label, opts.dryRun === true);
+    });
+}
+
+/** `castsync export`: everything of one user as one JSON archive. */
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .argument('<user>')
+    .option('--output <file>', 'write the archive to this file (else to standard output)')
+    .description(
+      'write everything castsync keeps for a user (subscriptions with their history, episode actions, devices) as one JSON archive',
+    )
+    .action(async (name: string, opts: { output?: string }) => {
+      const archive = await withDatabase(async (ctx) =>
+        transfer.exportArchive(ctx.db, await userIdOf(ctx, name), name),
+      );
+      const text = JSON.stringify(archive, null, 2) + '\n';
+      if (opts.output === undefined) {
+        process.stdout.write(text);
+        return;
+      }
+      // Whole or not at all, readable by its owner only: it is the user's history.
+      await writePrivateFile(opts.output, text);
+      console.error(
+        `Archive of ${name} written to ${opts.output}: ${archive.subscriptions.length} subscription records, ` +
+          `${archive.episode_actions.length} episode actions, ${archive.devices.length} devices`,
+      );
+    });
+}

@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import * as accounts from '../auth/accounts';
+import * as auth from '../auth/service';
+import * as deletions from '../deletions/service';
+import { InvalidInput } from '../errors';
+import { userIdOf, withDatabase } from './database';
+import { askLine, readPassword } from './terminal';
+
+/** `castsync user …`: accounts, roles, passwords, starting over. */
+export function registerUsers(program: Command): void {
+  const user = program.command('user').description('manage users');
+  user
+    .command('add')
+    .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--admin', 'make the user an administrator (manages users on the web page)')
+    .option('--sso', 'no castsync password: the user signs in with single sign-on only (docs/sso.md)')
+    .description('create a user')
+    .action(async (name: string, opts: { passwordStdin?: boolean; admin?: boolean; sso?: boolean }) => {
+      const password = opts.sso ? null : await readPassword(opts.passwordStdin === true);
+      await withDatabase((ctx) => auth.addUser(ctx, name, password, { admin: opts.admin === true }));
+      console.log(
+        `User ${name} created${opts.admin ? ' (administrator)' : ''}${opts.sso ? ', without a password' : ''}`,
+      );
+    });
+  user
+    .command('admin')
+    .argument('<name>')
+    .option('--remove', 'take the administrator role away instead')
+    .description('make a user an administrator of the web page (or, with --remove, no longer one)')
+    .action(async (name: string, opts: { remove?: boolean }) => {
+      const admin = opts.remove !== true;
+      if (!(await withDatabase((ctx) => accounts.setAdmin(ctx.db, name, admin)))) {
+        throw new InvalidInput(`No user ${name}`);
+      }
+      console.log(admin ? `${name} is an administrator` : `${name} is no longer an administrator`);
+    });
+  user
+    .command('passwd')
+    .argument('<name>')
+    .option('--password-stdin', 'read the password from standard input')
+    .description("set a user's password (and sign out the user's sessions)")
+    .action(async (name: string, opts: { passwordStdin?: boolean }) => {
+      const password = await readPassword(opts.passwordStdin === true);
+      await withDatabase((ctx) => auth.setPassword(ctx, name, password));
+      console.log(`Password of ${name} changed`);
+    });
+  user
+    .command('remove')
+    .argument('<name>')
+    .description('remove a user and all of their data')
+    .action(async (name: string) => {
+      await withDatabase((ctx) => auth.removeUser(ctx, name));
+      console.log(`User ${name} removed`);
+    });
+  user
+    .command('start-over')
+    .argument('<name>')
+    .option('--yes', 'do not ask: the user has downloaded what they want to keep')
+    .description(
+      "forget a user's subscriptions and episode actions, without sending removals to their apps (each app " +
+        'uploads its own list again at its next full sync); the account, devices and app passwords stay',
+    )
+    .action(async (name: string, opts: { yes?: boolean }) => {
+      if (opts.yes !== true) {
+        if (!process.stdin.isTTY) throw new InvalidInput('Give --yes to start over without a terminal to confirm on');
+        const typed = await askLine(
+          `This forgets every subscription and episode action of ${name} (export first: OPML with the web page). Type the username to go on: `,
+        );
+        if (typed !== name) throw new InvalidInput('Not confirmed: nothing was changed');
+      }
+      const done = await withDatabase(async (ctx) => deletions.startOver(ctx.db, await userIdOf(ctx, name)));
+      console.log(
+        `${name} starts over: ${done.records} subscription records and ${done.actions} episode actions forgotten`,
+      );
+    });
+  user
+    .command('list')
+    .description('list users')
+    .action(async () => {
+      const rows = await withDatabase((ctx) => auth.listUsers(ctx.db));
+      for (const r of rows)
+        console.log(
+          `${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}${r.is_admin ? '\tadmin' : ''}`,
+        );
+    });
+}
