@@ -91,6 +91,8 @@ export default tseslint.config(
       'src/context.ts',
       'src/timestamps.ts',
       'src/addresses.ts',
+      'src/text.ts',
+      'src/version.ts',
     ],
     [
       [
