@@ -32,9 +32,9 @@ export function unstorableAt(value: unknown): string | undefined {
     for (let s: Step | undefined = step; s?.key !== undefined; s = s.up) keys.push(s.key);
     return keys.length > 0 ? keys.reverse().join('.') : 'body';
   };
-  const todo: Step[] = [{ value }];
-  while (todo.length > 0) {
-    const step = todo.pop()!;
+  const pending: Step[] = [{ value }];
+  while (pending.length > 0) {
+    const step = pending.pop()!;
     if (typeof step.value === 'string') {
       if (!storable(step.value)) return pathOf(step);
       continue;
@@ -46,7 +46,7 @@ export function unstorableAt(value: unknown): string | undefined {
       const [key, child] = entries[i]!;
       const next = { value: child, key, up: step };
       if (!storable(key)) return pathOf(next);
-      todo.push(next);
+      pending.push(next);
     }
   }
   return undefined;

@@ -45,20 +45,22 @@ const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast_url)::
      || coalesce(',"total":' || ${x}.total, '')
      || '}'`;
 
-/**
- * A batch of actions in one statement (so one round trip and one transaction): the user's change stamp,
- * the devices the batch names (created if new), the actions (an action already stored is skipped), each
- * linked to the user's record for its podcast (by any URL the record had), and each episode's latest
- * action of each type. Returns the stamp, and how many actions were new.
- */
-export async function insertActions(
-  db: Queryable,
-  userId: number,
-  rows: ActionWrite[],
-): Promise<{ at: Date; stored: number }> {
-  const r = await db.query<{ at: Date; stored: number }>({
-    name: 'insert-episode-actions',
-    text: `WITH stamp AS (UPDATE users SET last_change = ${NEXT_STAMP} WHERE id = $1 RETURNING last_change AS at),
+/** The fields of a batch, in the order of the statement's arrays ($2 to $12). */
+const BATCH_FIELDS = [
+  'podcastUrl',
+  'podcastHash',
+  'episodeUrl',
+  'episodeHash',
+  'guid',
+  'action',
+  'at',
+  'started',
+  'position',
+  'total',
+  'device',
+] as const;
+
+const INSERT_ACTIONS = `WITH stamp AS (UPDATE users SET last_change = ${NEXT_STAMP} WHERE id = $1 RETURNING last_change AS at),
        batch AS (
          SELECT * FROM unnest($2::text[], $3::uuid[], $4::text[], $5::uuid[], $6::text[], $7::text[],
                               $8::timestamptz[], $9::int[], $10::int[], $11::int[], $12::text[]) WITH ORDINALITY
@@ -88,21 +90,23 @@ export async function insertActions(
          ON CONFLICT (user_id, episode_hash, action) DO UPDATE
            SET action_id = excluded.action_id, at = excluded.at, changed = excluded.changed
            WHERE (excluded.at, excluded.action_id) > (episode_latest.at, episode_latest.action_id))
-     SELECT at, (SELECT count(*) FROM stored) AS stored FROM stamp`,
-    values: [
-      userId,
-      column(rows, 'podcastUrl'),
-      column(rows, 'podcastHash'),
-      column(rows, 'episodeUrl'),
-      column(rows, 'episodeHash'),
-      column(rows, 'guid'),
-      column(rows, 'action'),
-      column(rows, 'at'),
-      column(rows, 'started'),
-      column(rows, 'position'),
-      column(rows, 'total'),
-      column(rows, 'device'),
-    ],
+     SELECT at, (SELECT count(*) FROM stored) AS stored FROM stamp`;
+
+/**
+ * A batch of actions in one statement (so one round trip and one transaction): the user's change stamp,
+ * the devices the batch names (created if new), the actions (an action already stored is skipped), each
+ * linked to the user's record for its podcast (by any URL the record had), and each episode's latest
+ * action of each type. Returns the stamp, and how many actions were new.
+ */
+export async function insertActions(
+  db: Queryable,
+  userId: number,
+  rows: ActionWrite[],
+): Promise<{ at: Date; stored: number }> {
+  const r = await db.query<{ at: Date; stored: number }>({
+    name: 'insert-episode-actions',
+    text: INSERT_ACTIONS,
+    values: [userId, ...BATCH_FIELDS.map((f) => column(rows, f))],
   });
   const row = r.rows[0];
   if (!row) throw missingUser(userId);

@@ -151,14 +151,8 @@ function actionsOf(w: RecordWrite, podcast: string, episode: string, guid: strin
   return out;
 }
 
-/**
- * Stores episode records as episode actions, each record on its own: one that cannot be stored (its
- * podcast or episode unknown, its URLs invalid) is reported with why, and the others are stored, in one
- * write. An episode is named by its sync id when the user has it, else by its enclosure URL, else by its
- * guid among the podcast's items. `favorite_status` has no episode action and is not kept.
- */
-export async function save(db: Queryable, userId: number, writes: RecordWrite[]): Promise<RecordOutcome[]> {
-  // A batch names few podcasts, each many times: each guid is looked up once.
+/** The podcast each write names, each subscription guid looked up once (a batch names few podcasts, each many times). */
+async function podcastsOf(db: Queryable, userId: number, writes: RecordWrite[]) {
   const looked = new Map<string, Promise<Subscription>>();
   const lookUp = (guid: string): Promise<Subscription> =>
     subscriptions.getRecord(db, userId, guid).catch((err: unknown) => {
@@ -171,43 +165,58 @@ export async function save(db: Queryable, userId: number, writes: RecordWrite[])
   };
   const podcasts: (Podcast | string | undefined)[] = [];
   for (const w of writes) podcasts.push(await podcastOf(w, subscription));
-  const found = await repo.findEpisodes(
-    db,
-    userId,
-    writes.map((w, i) => {
-      const p = podcasts[i];
-      const checked = typeof p === 'object' ? checkFeedUrl(p.url) : undefined;
-      return {
-        syncId: w.syncId ?? null,
-        enclosureHash: w.enclosureUrl ? urlHash(w.enclosureUrl) : null,
-        podcastHash: checked?.ok ? urlHash(checked.key) : null,
-        guid: w.episodeGuid ?? null,
-      };
-    }),
-  );
+  return podcasts;
+}
+
+/** What names each write's episode, to find it among the user's episodes and the feeds' items. */
+const keysOf = (writes: RecordWrite[], podcasts: (Podcast | string | undefined)[]): repo.EpisodeKey[] =>
+  writes.map((w, i) => {
+    const p = podcasts[i];
+    const checked = typeof p === 'object' ? checkFeedUrl(p.url) : undefined;
+    return {
+      syncId: w.syncId ?? null,
+      enclosureHash: w.enclosureUrl ? urlHash(w.enclosureUrl) : null,
+      podcastHash: checked?.ok ? urlHash(checked.key) : null,
+      guid: w.episodeGuid ?? null,
+    };
+  });
+
+/** One write's outcome and actions, from the podcast it names and what was found of its episode. */
+function planOf(w: RecordWrite, named: Podcast | string | undefined, f: repo.FoundEpisode) {
+  const known = f.podcast_url === null ? undefined : { url: f.podcast_url, guid: w.podcastGuid ?? null };
+  // A known episode (by its sync id) keeps its podcast when the guid sent is not a subscription's.
+  const p = named === undefined || (typeof named === 'string' && known) ? known : named;
+  const enclosure = f.episode_url ?? (w.enclosureUrl || f.enclosure_url);
+  const failed = (message: string) => ({ outcome: { ok: false as const, message }, actions: [] });
+  if (typeof p === 'string') return failed(p);
+  if (p === undefined) return failed('podcast_guid: required');
+  if (!enclosure) return failed('enclosure_url: required for an episode the server does not know');
+  const guid = w.episodeGuid ?? f.episode_guid ?? f.item_guid ?? undefined;
+  const outcome: RecordOutcome = {
+    ok: true,
+    syncId: syncIdOf(enclosure),
+    podcastUrl: p.url,
+    podcastGuid: p.guid,
+    enclosureUrl: enclosure,
+  };
+  return { outcome, actions: actionsOf(w, p.url, enclosure, guid, f.duration) };
+}
+
+/**
+ * Stores episode records as episode actions, each record on its own: one that cannot be stored (its
+ * podcast or episode unknown, its URLs invalid) is reported with why, and the others are stored, in one
+ * write. An episode is named by its sync id when the user has it, else by its enclosure URL, else by its
+ * guid among the podcast's items. `favorite_status` has no episode action and is not kept.
+ */
+export async function save(db: Queryable, userId: number, writes: RecordWrite[]): Promise<RecordOutcome[]> {
+  const podcasts = await podcastsOf(db, userId, writes);
+  const found = await repo.findEpisodes(db, userId, keysOf(writes, podcasts));
   const outcomes: RecordOutcome[] = [];
   const batch: { action: episodes.EpisodeAction; record: number }[] = [];
   writes.forEach((w, i) => {
-    const f = found[i]!;
-    const known = f.podcast_url === null ? undefined : { url: f.podcast_url, guid: w.podcastGuid ?? null };
-    // A known episode (by its sync id) keeps its podcast when the guid sent is not a subscription's.
-    const p = podcasts[i] === undefined || (typeof podcasts[i] === 'string' && known) ? known : podcasts[i];
-    const enclosure = f.episode_url ?? (w.enclosureUrl || f.enclosure_url);
-    if (typeof p === 'string') outcomes.push({ ok: false, message: p });
-    else if (p === undefined) outcomes.push({ ok: false, message: 'podcast_guid: required' });
-    else if (!enclosure) {
-      outcomes.push({ ok: false, message: 'enclosure_url: required for an episode the server does not know' });
-    } else {
-      const guid = w.episodeGuid ?? f.episode_guid ?? f.item_guid ?? undefined;
-      for (const action of actionsOf(w, p.url, enclosure, guid, f.duration)) batch.push({ action, record: i });
-      outcomes.push({
-        ok: true,
-        syncId: syncIdOf(enclosure),
-        podcastUrl: p.url,
-        podcastGuid: p.guid,
-        enclosureUrl: enclosure,
-      });
-    }
+    const plan = planOf(w, podcasts[i], found[i]!);
+    outcomes.push(plan.outcome);
+    for (const action of plan.actions) batch.push({ action, record: i });
   });
   const { skipped } = await episodes.record(
     db,

@@ -67,19 +67,11 @@ function checkRecord(record: ArchivedRecord): Checked | string {
 }
 
 /**
- * Restores archived records as they were: each with its guid, URL, other URLs, earlier guids and
- * subscribed state, all in one transaction under one change stamp (so every app of the user sees them at
- * its next sync). A record that shares a guid or a URL with a record the user has is left alone (restoring
- * twice changes nothing); one that shares them with an earlier record of the same archive, or that the
- * rules refuse, is refused. With `dryRun` nothing is written.
+ * The archive's records, checked, without what they share among themselves: a record whose guid or URL
+ * is an earlier record's is refused; history another record has (a merge kept both sides' URLs) stays
+ * with that record.
  */
-export async function restoreRecords(
-  db: Db,
-  userId: number,
-  records: ArchivedRecord[],
-  { dryRun = false } = {},
-): Promise<RestoreResult> {
-  const result: RestoreResult = { created: [], present: [], refused: [], changedAt: undefined };
+function checkRecords(records: ArchivedRecord[], result: RestoreResult) {
   const checked: Checked[] = [];
   const seenGuids = new Set<string>();
   const seenHashes = new Set<string>();
@@ -93,43 +85,64 @@ export async function restoreRecords(
       result.refused.push({ record, reason: 'its guid or URL is an earlier record’s of the archive' });
       continue;
     }
-    // History another record of the archive has (a merge kept both sides' URLs) stays with that record.
     c.guids = c.guids.filter((g, i) => i === 0 || !seenGuids.has(g));
     c.urls = c.urls.filter((u, i) => i === 0 || !seenHashes.has(u.hash));
     c.guids.forEach((g) => seenGuids.add(g));
     c.urls.forEach((u) => seenHashes.add(u.hash));
     checked.push(c);
   }
+  return { checked, guids: [...seenGuids], hashes: [...seenHashes] };
+}
+
+/** Writes the fresh records (one change stamp) with their earlier guids, other URLs and subscribed state. */
+async function writeRecords(tx: Queryable, userId: number, fresh: Checked[]): Promise<Date> {
+  const write: repo.SubscribeWrite = {
+    created: fresh.map((c) => ({
+      guid: c.guids[0]!,
+      feedUrl: c.urls[0]!.feedUrl,
+      urlHash: c.urls[0]!.hash,
+      guidChanged: c.record.guidChanged !== null,
+    })),
+    resubscribed: [],
+    earlierGuids: fresh.flatMap((c) => c.guids.slice(1).map((guid) => ({ id: null, newGuid: c.guids[0]!, guid }))),
+    otherUrls: fresh.flatMap((c) =>
+      c.urls.slice(1).map((u) => ({ id: null, newGuid: c.guids[0]!, hash: u.hash, feedUrl: u.feedUrl })),
+    ),
+  };
+  const written = await repo.writeSubscriptions(tx, userId, await listRepo.lastChange(tx, userId), write);
+  if (!written) throw new Error('the user changed under its own row lock');
+  const unsubscribed = fresh.filter((c) => !c.record.subscribed).map((c) => c.guids[0]!);
+  if (unsubscribed.length > 0) {
+    const ids = await archiveRepo.idsOfGuids(tx, userId, unsubscribed);
+    await recordRepo.markUnsubscribed(tx, userId, ids, written.at);
+  }
+  return written.at;
+}
+
+/**
+ * Restores archived records as they were: each with its guid, URL, other URLs, earlier guids and
+ * subscribed state, all in one transaction under one change stamp (so every app of the user sees them at
+ * its next sync). A record that shares a guid or a URL with a record the user has is left alone (restoring
+ * twice changes nothing); one that shares them with an earlier record of the same archive, or that the
+ * rules refuse, is refused. With `dryRun` nothing is written.
+ */
+export async function restoreRecords(
+  db: Db,
+  userId: number,
+  records: ArchivedRecord[],
+  { dryRun = false } = {},
+): Promise<RestoreResult> {
+  const result: RestoreResult = { created: [], present: [], refused: [], changedAt: undefined };
+  const { checked, guids, hashes } = checkRecords(records, result);
   const restore = async (tx: Queryable) => {
-    const have = await archiveRepo.known(tx, userId, [...seenGuids], [...seenHashes]);
+    const have = await archiveRepo.known(tx, userId, guids, hashes);
     const fresh: Checked[] = [];
     for (const c of checked) {
       const present = c.guids.some((g) => have.guids.has(g)) || c.urls.some((u) => have.hashes.has(u.hash));
       (present ? result.present : result.created).push(c.record);
       if (!present) fresh.push(c);
     }
-    if (dryRun || fresh.length === 0) return;
-    const write: repo.SubscribeWrite = {
-      created: fresh.map((c) => ({
-        guid: c.guids[0]!,
-        feedUrl: c.urls[0]!.feedUrl,
-        urlHash: c.urls[0]!.hash,
-        guidChanged: c.record.guidChanged !== null,
-      })),
-      resubscribed: [],
-      earlierGuids: fresh.flatMap((c) => c.guids.slice(1).map((guid) => ({ id: null, newGuid: c.guids[0]!, guid }))),
-      otherUrls: fresh.flatMap((c) =>
-        c.urls.slice(1).map((u) => ({ id: null, newGuid: c.guids[0]!, hash: u.hash, feedUrl: u.feedUrl })),
-      ),
-    };
-    const written = await repo.writeSubscriptions(tx, userId, await listRepo.lastChange(tx, userId), write);
-    if (!written) throw new Error('the user changed under its own row lock');
-    result.changedAt = written.at;
-    const unsubscribed = fresh.filter((c) => !c.record.subscribed).map((c) => c.guids[0]!);
-    if (unsubscribed.length > 0) {
-      const ids = await archiveRepo.idsOfGuids(tx, userId, unsubscribed);
-      await recordRepo.markUnsubscribed(tx, userId, ids, written.at);
-    }
+    if (!dryRun && fresh.length > 0) result.changedAt = await writeRecords(tx, userId, fresh);
   };
   if (dryRun) await restore(db);
   else

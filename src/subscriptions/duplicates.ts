@@ -21,17 +21,9 @@ export type DuplicateGroup = { reasons: string[]; records: DuplicateRecord[] };
 const host = (url: string) => /^[a-z][a-z0-9+.-]*:\/\/([^/:?#]+)/i.exec(url)?.[1]?.toLowerCase() ?? '';
 const sameTitle = (title: string) => title.trim().replace(/\s+/g, ' ').toLowerCase();
 
-/**
- * The user's live records that are the same feed, in groups: the same podcast guid (declared by the
- * feeds, or held by a record), a feed that moved (its redirect or new-feed-url) to a URL another record
- * has or had, or the same title on the same host once both were fetched. These are what the feed fetcher
- * leaves alone rather than merge (docs/decisions/feed-rule.md). Each group names why; a record is in one
- * group at most.
- */
-export async function findDuplicates(db: Queryable, userId: number): Promise<DuplicateGroup[]> {
-  const rows = await repo.liveWithFeeds(db, userId);
-  // Union-find over the records, with the reasons that joined each group.
-  const parent = new Map(rows.map((r) => [r.id, r.id]));
+/** Union-find over the records, with the reasons that joined each group. */
+function unionFind(ids: number[]) {
+  const parent = new Map(ids.map((id) => [id, id]));
   const find = (id: number): number => {
     let p = parent.get(id)!;
     while (p !== parent.get(p)) p = parent.get(p)!;
@@ -49,6 +41,19 @@ export async function findDuplicates(db: Queryable, userId: number): Promise<Dup
     all.add(why);
     reasons.set(root, all);
   };
+  return { find, join, reasons };
+}
+
+/**
+ * The user's live records that are the same feed, in groups: the same podcast guid (declared by the
+ * feeds, or held by a record), a feed that moved (its redirect or new-feed-url) to a URL another record
+ * has or had, or the same title on the same host once both were fetched. These are what the feed fetcher
+ * leaves alone rather than merge (docs/decisions/feed-rule.md). Each group names why; a record is in one
+ * group at most.
+ */
+export async function findDuplicates(db: Queryable, userId: number): Promise<DuplicateGroup[]> {
+  const rows = await repo.liveWithFeeds(db, userId);
+  const { find, join, reasons } = unionFind(rows.map((r) => r.id));
   const firstBy = new Map<string, { id: number; declared: boolean }>();
   const same = (key: string | null, id: number, declared: boolean, why: (bothDeclare: boolean) => string) => {
     if (key === null) return;
