@@ -1,11 +1,19 @@
-// The subscription service, one seam for every door: subscribing and unsubscribing (subscribe.ts), an app's
-// upload of what it added and removed (changes.ts), reading (lists.ts), one record at a time (records.ts).
-// The files behind it import each other, never this one.
-export * from './archive';
-export * from './changes';
-export * from './duplicates';
-export * from './feed-changes';
-export * from './lists';
-export * from './records';
-export * from './subscribe';
-export * from './types';
+// The subscription service, one seam for every door and the rooms above: what they may call, by name.
+// Subscribing and unsubscribing (subscribe.ts), an app's upload of what it added and removed (changes.ts),
+// reading (lists.ts), one record at a time (records.ts), what a feed said (feed-changes.ts), duplicates,
+// and archives. The files behind it import each other, never this one; what is not named here (the
+// record-level steps, plans and repos) stays inside the room.
+export { archivedRecords, restoreRecords, subscribedAmong } from './archive';
+export type { ArchivedRecord, RestoreResult } from './archive';
+export { applyChanges } from './changes';
+export type { AppliedChanges, StateChanges } from './changes';
+export { findDuplicates, mergeRecords } from './duplicates';
+export type { DuplicateGroup, DuplicateRecord } from './duplicates';
+export { adoptFeedGuid, feedChanges, moveFeed, undoFeedMove } from './feed-changes';
+export type { FeedApplied, FeedChange, FeedSource } from './feed-changes';
+export { browse, changesSince, lastChange, listChanges, subscribedFeeds, urlsChangedBetween } from './lists';
+export type { BrowsedRecord, FeedState } from './lists';
+export { change, changeLocked, forgetAll, getRecord, liveRecordId, recordIdByUrlHash, recordsOfFeed } from './records';
+export type { Change, ChangeReport } from './records';
+export { checkFeed, isItem, matchAndWriteLocked, subscribe, unsubscribe } from './subscribe';
+export type { FeedInput, Outcome, SubscriptionRecord } from './types';
