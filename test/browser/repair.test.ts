@@ -1,6 +1,7 @@
 import { as } from '../helpers/app';
 import { browserWorld, check, submit, text } from '../helpers/browser';
 import { feedLearnt } from '../helpers/feeds';
+import { adoptFeedGuid, moveFeed } from '../../src/subscriptions/service';
 
 // A way out of a mess, in a real browser: each device's health, merging duplicates, starting over.
 
@@ -120,4 +121,34 @@ test('connect an app: each app with this server filled in, readable at desktop a
     expect((await text(page, 'main code')).slice(0, 2)).toEqual([world.origin.replace('http://', ''), world.origin]);
     await check(page, name);
   }
+});
+
+test('activity: what the feed fetcher changed, with its source, and a move undone from the page', async () => {
+  const { t } = world;
+  const u = await t.user('fetched');
+  const [moved, declared] = (
+    await as(t, u).post('/v1/subscriptions', {
+      subscriptions: [{ feed_url: 'https://old.example/feed.xml' }, { feed_url: 'https://guid.example/feed.xml' }],
+    })
+  ).body.success as { guid: string; feed_url: string }[];
+  await moveFeed(t.db, u.id, moved!.guid, {
+    from: moved!.feed_url,
+    to: 'https://new.example/feed.xml',
+    source: 'itunes:new-feed-url',
+  });
+  await adoptFeedGuid(t.db, u.id, declared!.guid, declared!.feed_url, 'a1b2c3d4-0000-5000-8000-00000000beef');
+  for (const [width, height, name] of [
+    [1280, 800, 'activity-feed-changes'],
+    [390, 844, 'activity-feed-changes-phone'],
+  ] as const) {
+    const page = await world.newPage(width, height);
+    expect(await world.signIn(page, u, '/web/activity')).toBe(200);
+    expect(await text(page, 'main table caption')).toEqual(['Changes from feeds']);
+    await check(page, name);
+  }
+  const page = await world.newPage();
+  expect(await world.signIn(page, u, '/web/activity')).toBe(200);
+  expect(await submit(page, 'button[aria-label="Undo the move to https://new.example/feed.xml"]')).toBe(200);
+  expect((await text(page, '.notice.ok'))[0]).toMatch(/^The move was undone/);
+  expect(await subscribed(u)).toEqual(['https://guid.example/feed.xml', 'https://old.example/feed.xml']);
 });
