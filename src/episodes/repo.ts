@@ -240,7 +240,10 @@ export async function pageActions(
   return { readAt: first.read_at, total: first.action_count, rows: r.rows.filter((x) => x.id !== null) };
 }
 
-/** The user's newest play actions, newest stored first, with the podcast's title when the fetcher knows it. */
+/**
+ * The user's newest play actions: the newest upload first, and within one upload the newest play first (by
+ * its own time, not its place in the batch); with the podcast's title when the fetcher knows it.
+ */
 export async function recentPlays(
   db: Queryable,
   userId: number,
@@ -254,7 +257,7 @@ export async function recentPlays(
                        WHERE i.feed_hash = a.podcast_hash AND i.item_key = a.episode_guid)) AS episode_title
        FROM episode_actions a LEFT JOIN feeds f ON f.url_hash = a.podcast_hash
       WHERE a.user_id = $1 AND a.action = 'play'
-      ORDER BY a.changed DESC, a.id DESC LIMIT $2`,
+      ORDER BY a.changed DESC, a.at DESC, a.id DESC LIMIT $2`,
     [userId, limit],
   );
   return r.rows;

@@ -72,7 +72,8 @@ export function listeningRoutes(ctx: ApiContext): Router {
       const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
       render(res, 'episode', {
         title: episode.title ?? episode.enclosureUrl ?? 'Episode',
-        section: 'in-progress',
+        // A feed's episode: the player is a page of the subscriptions, whichever page led to it.
+        section: 'subscriptions',
         episode,
         back: req.originalUrl,
         scripts: ['/static/player.js'],

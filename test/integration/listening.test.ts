@@ -228,3 +228,11 @@ test("another user's feeds' episodes are not theirs to see", async () => {
   expect((await agent.get('/web/episodes/not-a-number')).status).toBe(404);
   expect((await request(t.app).get(`/web/episodes/${await idOf('Three')}`)).status).toBe(303);
 });
+
+test('the player page is a page of the subscriptions in the navigation, not of Continue', async () => {
+  const { agent } = await signedInAgent(t.app, u.name, u.password);
+  const page = await agent.get(`/web/episodes/${await idOf('One')}`);
+  expect(page.status).toBe(200);
+  expect(page.text).toContain('href="/web/subscriptions" aria-current="page"');
+  expect(page.text).not.toContain('href="/web/in-progress" aria-current="page"');
+});
