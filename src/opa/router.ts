@@ -12,6 +12,7 @@ import { documentFeeds, feedRoutes } from './feeds';
 import { opaErrors } from './errors';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
+import { documentStats, statsRoutes } from './stats';
 import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -43,6 +44,8 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
         'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } },
         // GET and POST /v1/episodes in the shape of the episodes draft, which may change (docs/clients.md).
         'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+        // GET /v1/stats, castsync's own listening statistics (docs/stats.md).
+        'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
       },
     });
   });
@@ -59,6 +62,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     deletionRoutes(ctx, user),
     episodeRoutes(ctx, user),
     feedRoutes(ctx, user),
+    statsRoutes(ctx, user),
   );
   v1.use(notFound);
   v1.use(opaErrors);
@@ -79,4 +83,5 @@ export const documentOpa: Documenter = (r) => {
   documentDeletions(r);
   documentEpisodes(r);
   documentFeeds(r);
+  documentStats(r);
 };
