@@ -24,6 +24,7 @@ import {
   signInAs,
 } from './session';
 import { startOverRoutes } from './start-over';
+import { statsRoutes } from './stats';
 import { trustedProxySignIn } from './trusted-proxy';
 import { opmlUpload, subscriptionRoutes } from './subscriptions';
 import { render, STATIC_DIR, type Notice } from './views';
@@ -142,6 +143,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     adminRoutes(ctx),
     flowRoutes(ctx),
     listeningRoutes(ctx),
+    statsRoutes(ctx),
   );
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');
