@@ -16,6 +16,7 @@ import floor from './scenarios/floor.mjs';
 import gpodder from './scenarios/gpodder.mjs';
 import importHistory from './scenarios/import.mjs';
 import scale from './scenarios/scale.mjs';
+import stats from './scenarios/stats.mjs';
 import userSize from './scenarios/user-size.mjs';
 
 /** In this order: basic-bearer measures right after floor's POSTs, and scale last, on the largest table. */
@@ -29,6 +30,7 @@ const SCENARIOS = {
   'feed-items': feedItems,
   'fetch-backlog': fetchBacklog,
   import: importHistory,
+  stats,
   scale,
 };
 const chosen = process.env.SCENARIOS?.split(',').map((s) => s.trim()) ?? Object.keys(SCENARIOS);
