@@ -3,6 +3,7 @@ import type { ApiContext } from '../api-context';
 import type { AuthLimits } from '../http/limits';
 import { api2Routes } from './api2';
 import { gpodderAuth } from './auth';
+import { directoryRoutes } from './directory';
 import { episodeRoutes } from './episodes';
 import { gpodderErrors } from './errors';
 import { noStore } from './http';
@@ -15,6 +16,7 @@ export function gpodderRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const user = gpodderAuth(ctx, limits.failedAuth);
   r.use(['/api/2', '/subscriptions', '/index.php', '/apps/gpoddersync', '/login'], noStore);
   r.use(api2Routes(ctx, user), episodeRoutes(ctx, user), simpleRoutes(ctx, user), nextcloudRoutes(ctx, user));
+  r.use(directoryRoutes(ctx));
   r.use(gpodderErrors);
   return r;
 }
