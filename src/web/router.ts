@@ -23,6 +23,7 @@ import {
   signedIn,
   signInAs,
 } from './session';
+import { searchRoutes } from './search';
 import { startOverRoutes } from './start-over';
 import { statsRoutes } from './stats';
 import { trustedProxySignIn } from './trusted-proxy';
@@ -144,6 +145,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     flowRoutes(ctx),
     listeningRoutes(ctx),
     statsRoutes(ctx),
+    searchRoutes(ctx),
   );
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');
