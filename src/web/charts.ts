@@ -9,7 +9,8 @@ const escape = (s: string) =>
 
 const WIDTH = 720;
 const HEIGHT = 200;
-const AXIS = 24;
+/** Room under the bars for their labels, above them for the scale, and beside them for the outer labels. */
+const [AXIS, TOP, SIDE] = [24, 20, 24];
 
 /**
  * A vertical bar chart of the bars in order, labelled under every `labelEvery`th bar. `describe` writes a
@@ -30,9 +31,15 @@ export function barChart(
     peak && peak.value > 0
       ? `${bars.length} bars; the highest is ${escape(peak.label)} with ${escape(describe(peak.value))}. The table that follows gives every figure.`
       : 'Nothing listened in this period.';
+  // The scale: what the highest bar stands for, and a line at its height.
+  const scale =
+    peak && peak.value > 0
+      ? `<text x="0" y="${TOP - 6}">${escape(describe(max))}</text>` +
+        `<line class="scale" x1="0" y1="${TOP}" x2="${WIDTH}" y2="${TOP}" />`
+      : '';
   const rects = bars
     .map((b, i) => {
-      const h = Math.round((b.value / max) * (HEIGHT - AXIS - 8));
+      const h = Math.round((b.value / max) * (HEIGHT - AXIS - TOP));
       const x = (i * step + (step - width) / 2).toFixed(1);
       const label =
         i % labelEvery === 0
@@ -42,8 +49,9 @@ export function barChart(
     })
     .join('');
   return (
-    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc" focusable="false">` +
+    `<svg class="chart" viewBox="${-SIDE} 0 ${WIDTH + 2 * SIDE} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc" focusable="false">` +
     `<title id="${id}-title">${escape(title)}</title><desc id="${id}-desc">${desc}</desc>` +
+    scale +
     `<line x1="0" y1="${HEIGHT - AXIS}" x2="${WIDTH}" y2="${HEIGHT - AXIS}" />${rects}</svg>`
   );
 }
