@@ -8,6 +8,7 @@ import { error, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { buildOpml, escapeXml } from '../opml/opml';
 import { BadRequest, NotFound } from './errors';
+import { searchLimit } from './search-limit';
 
 // gpodder.net's public directory calls, as mygpo serves them (mygpo/api/simple.py): `/search.{format}?q=`
 // answered from the configured podcast directory, and `/toplist/{n}.{format}` from this server's own users'
@@ -76,23 +77,27 @@ export function directoryRoutes(ctx: ApiContext): Router {
   const settings = directory.directorySettings(ctx.config);
   const popular = toplist(ctx.config.toplistMinSubscribers);
 
+  const limit = searchLimit();
   route(r, '/search.:format', {
-    get: async (req, res) => {
-      const fmt = format(req.params.format);
-      const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 200) : '';
-      if (q === '') throw new BadRequest('/search.opml|txt|json|xml?q={query}');
-      // No directory configured: nothing found, as a search that found nothing.
-      const outcome = settings.provider
-        ? await directory.search(settings, ctx.logger, q)
-        : { ok: true as const, found: [] };
-      if (!outcome.ok) throw new HttpError(502, outcome.message);
-      const out = rendered(
-        fmt,
-        'castsync - Search',
-        outcome.found.map((p) => gpodderPodcast(ctx, req, p)),
-      );
-      res.type(out.type).send(out.body);
-    },
+    get: [
+      limit,
+      async (req, res) => {
+        const fmt = format(req.params.format);
+        const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 200) : '';
+        if (q === '') throw new BadRequest('/search.opml|txt|json|xml?q={query}');
+        // No directory configured: nothing found, as a search that found nothing.
+        const outcome = settings.provider
+          ? await directory.search(settings, ctx.logger, q)
+          : { ok: true as const, found: [] };
+        if (!outcome.ok) throw new HttpError(502, outcome.message);
+        const out = rendered(
+          fmt,
+          'castsync - Search',
+          outcome.found.map((p) => gpodderPodcast(ctx, req, p)),
+        );
+        res.type(out.type).send(out.body);
+      },
+    ],
   });
   const top = (count: number, fmt: Format, req: Request) =>
     popular(ctx.db, count).then((list) =>
@@ -157,7 +162,10 @@ export const documentDirectory: Documenter = (r) => {
     '/search.{format}',
     'Search the podcast directory (no credentials)',
     { params: z.object({ format: formatParam }), query: z.object({ q: z.string() }) },
-    { 502: error('The directory failed; the message says how') },
+    {
+      429: error('Too many searches from this address in a minute'),
+      502: error('The directory failed; the message says how'),
+    },
   );
   path('/toplist/{count}.{format}', "This server's most subscribed feeds, each with at least TOPLIST_MIN_SUBSCRIBERS", {
     params: z.object({ count: z.string().openapi({ description: '1 to 100', example: '50' }), format: formatParam }),

@@ -192,6 +192,16 @@ describe('gpodder.net search', () => {
   });
 });
 
+test('searches without credentials: a client address gets 30 a minute, then 429', async () => {
+  const t = await appWith({ DIRECTORY: 'none' });
+  for (let i = 0; i < 30; i++) expect((await request(t.app).get('/search.json?q=x')).status).toBe(200);
+  const refused = await request(t.app).get('/search.json?q=x');
+  expect(refused.status).toBe(429);
+  expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  // The toplist costs no directory request: not limited.
+  expect((await request(t.app).get('/toplist/5.json')).status).toBe(200);
+});
+
 describe("the toplist of this server's users", () => {
   test('lists only feeds with at least TOPLIST_MIN_SUBSCRIBERS subscribers, most first', async () => {
     const t = await appWith({ DIRECTORY: 'none', TOPLIST_MIN_SUBSCRIBERS: '3' });
