@@ -226,6 +226,9 @@ describe("the toplist of this server's users", () => {
       [B, 3],
     ]);
     expect((await request(t.app).get('/toplist/1.txt')).text).toBe(`${A}\n`);
+    // Counted again only after ten minutes: a third subscriber of C does not show at once.
+    await subscribe([C]);
+    expect((await request(t.app).get('/toplist.json')).body).toHaveLength(2);
     // Unless configured, a feed needs five subscribers.
     const below = await appWith({ DIRECTORY: 'none' });
     expect(below.config.toplistMinSubscribers).toBe(5);
