@@ -8,7 +8,7 @@ import importPlugin from 'eslint-plugin-import';
 const ROOM_FLOORS = [
   ['auth', 'devices', 'subscriptions'],
   ['episodes', 'feeds'],
-  ['deletions', 'listening', 'opml', 'transfer'],
+  ['deletions', 'directory', 'listening', 'opml', 'stats', 'transfer'],
   ['sync'],
 ];
 const ROOMS = ROOM_FLOORS.flat();

@@ -174,17 +174,41 @@ export const stop = (p) =>
     process.kill(-p.pid, 'SIGTERM');
   });
 
-/** The figures of a small and a large user side by side: [small, large] each, and the ratio of the p50s. */
-export const sideBySide = (few, many) =>
+/** The figures of a small and a large user side by side, `[small, large]`, with the p50 ratio large ÷ small. */
+export const sideBySide = (small, large) =>
   Object.fromEntries(
-    Object.keys(few).map((k) => [
+    Object.keys(small).map((k) => [
       k,
       {
-        p50_ms: [few[k].p50_ms, many[k].p50_ms],
-        p99_ms: [few[k].p99_ms, many[k].p99_ms],
-        rps: [few[k].rps, many[k].rps],
-        p50_ratio: many[k].p50_ms / few[k].p50_ms,
-        errors: few[k].errors + many[k].errors,
+        p50_ms: [small[k].p50_ms, large[k].p50_ms],
+        p99_ms: [small[k].p99_ms, large[k].p99_ms],
+        rps: [small[k].rps, large[k].rps],
+        p50_ratio: large[k].p50_ms / small[k].p50_ms,
+        errors: small[k].errors + large[k].errors,
       },
     ]),
   );
+
+/** Each `[label, makeRequest]` loaded in turn: p50, p99, req/s and errors by label. */
+export async function figuresOf(origin, requests, conn = CONN) {
+  const figures = {};
+  for (const [label, make] of requests) {
+    const r = await load(origin, make, SECONDS, conn);
+    figures[label] = { p50_ms: r.p50, p99_ms: r.p99, rps: r.rps, errors: r.errors };
+  }
+  return figures;
+}
+
+/** A user's episode actions uploaded through the gpodder API, 2,000 a request. */
+export async function uploadActions(origin, user, actions) {
+  for (let i = 0; i < actions.length; i += 2000) {
+    const r = await json(
+      origin,
+      'POST',
+      `/api/2/episodes/${user.name}.json`,
+      { authorization: user.basic },
+      actions.slice(i, i + 2000),
+    );
+    if (r.status !== 200) throw new Error(`episode actions upload ${r.status}`);
+  }
+}

@@ -17,6 +17,7 @@ import gpodder from './scenarios/gpodder.mjs';
 import importHistory from './scenarios/import.mjs';
 import opaSync from './scenarios/opa-sync.mjs';
 import scale from './scenarios/scale.mjs';
+import stats from './scenarios/stats.mjs';
 import userSize from './scenarios/user-size.mjs';
 
 /** In this order: basic-bearer measures right after floor's POSTs, and scale last, on the largest table. */
@@ -31,6 +32,7 @@ const SCENARIOS = {
   'fetch-backlog': fetchBacklog,
   import: importHistory,
   'opa-sync': opaSync,
+  stats,
   scale,
 };
 const chosen = process.env.SCENARIOS?.split(',').map((s) => s.trim()) ?? Object.keys(SCENARIOS);

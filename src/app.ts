@@ -10,6 +10,7 @@ import type { Db } from './db/pool';
 import * as deletions from './deletions/service';
 import * as feeds from './feeds/catalog';
 import { feedRegistry } from './feeds/metrics';
+import { directoryRegistry } from './directory/metrics';
 import { errorHandler, notFound } from './http/error-handler';
 import { authLimits } from './http/limits';
 import { createMetrics } from './http/metrics';
@@ -72,7 +73,7 @@ export function createApp({
         count: () => feeds.countDue(db),
       },
     ],
-    [feedRegistry],
+    [feedRegistry, directoryRegistry],
   );
   const limits = authLimits(config);
   const app = express();

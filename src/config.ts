@@ -77,6 +77,12 @@ const schema = z.object({
     .positive()
     .default(10 * 1024 * 1024),
   FEED_REFRESH_INTERVAL: seconds.default(24 * 3600),
+  DIRECTORY: z.enum(['itunes', 'podcastindex', 'none']).default('itunes'),
+  DIRECTORY_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DIRECTORY_TIMEOUT: seconds.default(10),
+  PODCASTINDEX_KEY: z.string().optional(),
+  PODCASTINDEX_SECRET: z.string().optional(),
+  TOPLIST_MIN_SUBSCRIBERS: z.coerce.number().int().min(1).default(5),
   IMPORT_ALLOW_PRIVATE: flag.default(false),
   IMPORT_TIMEOUT: seconds.default(120),
   IMPORT_MAX_BYTES: z.coerce
@@ -126,6 +132,9 @@ const combined = schema.superRefine((v, ctx) => {
   }
   if (!v.PASSWORD_LOGIN && v.OIDC_ISSUER === undefined && v.TRUSTED_AUTH_HEADER === undefined) {
     need('PASSWORD_LOGIN', 'false needs OIDC_ISSUER or TRUSTED_AUTH_HEADER, or nobody could sign in');
+  }
+  if (v.DIRECTORY === 'podcastindex' && (v.PODCASTINDEX_KEY === undefined || v.PODCASTINDEX_SECRET === undefined)) {
+    need('PODCASTINDEX_KEY', 'PODCASTINDEX_KEY and PODCASTINDEX_SECRET are required with DIRECTORY=podcastindex');
   }
   if (!v.PASSWORD_LOGIN && v.ALLOW_REGISTRATION) {
     need('ALLOW_REGISTRATION', 'true needs PASSWORD_LOGIN (use SSO_CREATE_USERS with single sign-on)');

@@ -1,7 +1,7 @@
 // Episode actions: a user with 20,000 actions over 200 podcasts (one episode each, a hundred plays of it)
 // against one with 200, at 16 connections: a batch of 30 plays (AntennaPod's), a since that finds 50
 // actions, and the aggregated view (200 episodes for both).
-import { json, load, log, sideBySide, sleep } from '../lib.mjs';
+import { figuresOf, json, log, sideBySide, sleep, uploadActions } from '../lib.mjs';
 
 async function actionsOf(ctx, name, perEpisode) {
   const { pool, origin } = ctx;
@@ -20,16 +20,7 @@ async function actionsOf(ctx, name, perEpisode) {
       });
     }
   }
-  for (let i = 0; i < all.length; i += 2000) {
-    const r = await json(
-      origin,
-      'POST',
-      `/api/2/episodes/${name}.json`,
-      { authorization: user.basic },
-      all.slice(i, i + 2000),
-    );
-    if (r.status !== 200) throw new Error(`episode seed ${r.status}`);
-  }
+  await uploadActions(origin, user, all);
   const mark = Date.now();
   await sleep(1100);
   const fifty = Array.from({ length: 50 }, (_, k) => ({ ...all[k], timestamp: '2026-11-01T00:00:00', device: 'mark' }));
@@ -45,9 +36,8 @@ async function actionsOf(ctx, name, perEpisode) {
     authorization: user.basic,
   });
   if (sinceCheck.body.actions.length !== 50) throw new Error(`since found ${sinceCheck.body.actions.length}, not 50`);
-  const figures = {};
   // The reads first: the batches posted afterwards are changes after the mark.
-  for (const [label, make] of [
+  return figuresOf(origin, [
     ['get_since_50', get(`since=${since}`)],
     ['get_aggregated', get('aggregated=true')],
     [
@@ -61,11 +51,7 @@ async function actionsOf(ctx, name, perEpisode) {
         ),
       }),
     ],
-  ]) {
-    const r = await load(origin, make);
-    figures[label] = { p50_ms: r.p50, p99_ms: r.p99, rps: r.rps, errors: r.errors };
-  }
-  return figures;
+  ]);
 }
 
 export default async function episodeActions(ctx, results) {

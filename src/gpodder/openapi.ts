@@ -1,6 +1,7 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
+import { documentDirectory } from './directory';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';
 import {
   changesBody,
@@ -204,4 +205,5 @@ export const documentGpodder: Documenter = (r) => {
       404: { description: 'An HTML page: unknown, answered or expired flow' },
     },
   });
+  documentDirectory(r);
 };

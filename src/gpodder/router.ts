@@ -3,6 +3,7 @@ import type { ApiContext } from '../api-context';
 import type { AuthLimits } from '../http/limits';
 import { api2Routes } from './api2';
 import { gpodderAuth } from './auth';
+import { directoryRoutes } from './directory';
 import { episodeRoutes } from './episodes';
 import { gpodderErrors, urlRefused } from './errors';
 import { storableInput } from '../http/text-edge';
@@ -17,6 +18,7 @@ export function gpodderRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const paths = ['/api/2', '/subscriptions', '/index.php', '/apps/gpoddersync', '/login'];
   r.use(paths, noStore, storableInput(urlRefused));
   r.use(api2Routes(ctx, user), episodeRoutes(ctx, user), simpleRoutes(ctx, user), nextcloudRoutes(ctx, user));
+  r.use(directoryRoutes(ctx));
   r.use(gpodderErrors);
   return r;
 }

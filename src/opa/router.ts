@@ -13,6 +13,7 @@ import { opaErrors, urlRefused } from './errors';
 import { storableInput } from '../http/text-edge';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
+import { documentStats, statsRoutes } from './stats';
 import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -47,6 +48,8 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
         'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
         // POST and GET /api/v1/sync in the shape of the sync draft, which may change (docs/opa-sync.md).
         'urn:opa:sync': { '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } },
+        // GET /v1/stats, castsync's own listening statistics (docs/stats.md).
+        'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
       },
     });
   });
@@ -63,6 +66,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     deletionRoutes(ctx, user),
     episodeRoutes(ctx, user),
     feedRoutes(ctx, user),
+    statsRoutes(ctx, user),
   );
   v1.use(notFound);
   v1.use(opaErrors);
@@ -83,4 +87,5 @@ export const documentOpa: Documenter = (r) => {
   documentDeletions(r);
   documentEpisodes(r);
   documentFeeds(r);
+  documentStats(r);
 };

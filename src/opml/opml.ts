@@ -5,7 +5,7 @@ import { cleanText } from '../text';
 /** A feed as OPML carries it: its URL and, when known, its title and web page. */
 export type OpmlFeed = { url: string; title?: string | undefined; htmlUrl?: string | undefined };
 
-const escape = (s: string): string =>
+export const escapeXml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 
 /** RFC 822 date, as OPML's dateCreated wants it. */
@@ -17,14 +17,14 @@ const rfc822 = (d: Date): string => d.toUTCString();
  */
 export function buildOpml(title: string, feeds: OpmlFeed[], now = new Date()): string {
   const outlines = feeds.map((f) => {
-    const name = escape(f.title ?? f.url);
-    const html = f.htmlUrl ? ` htmlUrl="${escape(f.htmlUrl)}"` : '';
-    return `    <outline type="rss" text="${name}" title="${name}" xmlUrl="${escape(f.url)}"${html}/>`;
+    const name = escapeXml(f.title ?? f.url);
+    const html = f.htmlUrl ? ` htmlUrl="${escapeXml(f.htmlUrl)}"` : '';
+    return `    <outline type="rss" text="${name}" title="${name}" xmlUrl="${escapeXml(f.url)}"${html}/>`;
   });
   return [
     '<?xml version="1.0" encoding="utf-8"?>',
     '<opml version="2.0">',
-    `  <head><title>${escape(title)}</title><dateCreated>${rfc822(now)}</dateCreated></head>`,
+    `  <head><title>${escapeXml(title)}</title><dateCreated>${rfc822(now)}</dateCreated></head>`,
     '  <body>',
     ...outlines,
     '  </body>',

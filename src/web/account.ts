@@ -8,6 +8,7 @@ import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
+import * as stats from '../stats/service';
 import { duration, when } from './format';
 import { again, PageError } from './errors';
 import { formField } from './session';
@@ -35,12 +36,18 @@ export function accountRoutes(ctx: ApiContext): Router {
   const accountPage = async (req: Request, res: Response, notices: Notice[] = []) => {
     const sessions = await auth.listSessions(ctx.db, currentUser(req));
     const current = await accounts.browserSessionId(ctx.db, res.locals.session!);
+    const [timeZone, timeZones] = await Promise.all([
+      stats.timeZone(ctx.db, currentUser(req)),
+      stats.timeZones(ctx.db),
+    ]);
     render(res, 'account', {
       title: 'Account',
       notices,
       sessions,
       currentSession: current,
       passwordLogin: ctx.config.passwordLogin,
+      timeZone,
+      timeZones,
       when,
     });
   };
@@ -52,6 +59,15 @@ export function accountRoutes(ctx: ApiContext): Router {
         const [current, changed] = [formField(req, 'current') ?? '', formField(req, 'new') ?? ''];
         await accounts.changePassword(ctx, currentUser(req), current, changed, res.locals.session!);
         await accountPage(req, res, [{ kind: 'ok', text: 'Your password was changed.' }]);
+      },
+    ],
+  });
+  route(r, '/web/account/time-zone', {
+    post: [
+      again((req, res, notice) => accountPage(req, res, [notice])),
+      async (req, res) => {
+        await stats.setTimeZone(ctx.db, currentUser(req), formField(req, 'time_zone') ?? '');
+        await accountPage(req, res, [{ kind: 'ok', text: 'Your time zone was saved.' }]);
       },
     ],
   });

@@ -25,7 +25,9 @@ import {
   signedIn,
   signInAs,
 } from './session';
+import { searchRoutes } from './search';
 import { startOverRoutes } from './start-over';
+import { statsRoutes } from './stats';
 import { trustedProxySignIn } from './trusted-proxy';
 import { opmlUpload, subscriptionRoutes } from './subscriptions';
 import { render, STATIC_DIR, type Notice } from './views';
@@ -146,6 +148,8 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     adminRoutes(ctx),
     flowRoutes(ctx),
     listeningRoutes(ctx),
+    statsRoutes(ctx),
+    searchRoutes(ctx),
   );
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');

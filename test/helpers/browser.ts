@@ -56,13 +56,13 @@ export const launchBrowser = (): Promise<Browser> =>
 
 /**
  * An app served on loopback and a browser for a test file: started before its tests, stopped after them.
- * Use its fields inside tests only.
+ * Use its fields inside tests only. `env`: the app's environment, asked for when the app starts.
  */
-export function browserWorld() {
+export function browserWorld(env: () => Record<string, string> = () => ({})) {
   const w = {} as { t: TestApp; origin: string; browser: Browser; server: http.Server };
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    w.t = await testApp();
+    w.t = await testApp(env());
     w.server = http.createServer(w.t.app);
     await new Promise<void>((resolve) => w.server.listen(0, '127.0.0.1', resolve));
     w.origin = `http://127.0.0.1:${(w.server.address() as AddressInfo).port}`;

@@ -4,6 +4,7 @@ import { AuthCache } from '../../src/auth/cache';
 import { signInVouched } from '../../src/auth/identities';
 import { approveLoginFlow, removeUser } from '../../src/auth/service';
 import { moveFeed } from '../../src/subscriptions/service';
+import { setTimeZone } from '../../src/stats/service';
 import { startImport } from '../../src/transfer/jobs';
 import { as, testApp, type TestApp } from '../helpers/app';
 
@@ -65,6 +66,8 @@ test('user remove leaves no row with that user id in any table', async () => {
   );
   // An import started on the web page (its job never runs here).
   await startImport(t.db, u.id, { source: 'archive', document: '{}' }, true);
+  // A time zone for the statistics.
+  await setTimeZone(t.db, u.id, 'Europe/Berlin');
   // A person at an OpenID provider, linked to the user.
   await signInVouched(
     t.db,

@@ -77,6 +77,10 @@ describe('configuration', () => {
     [{ TRUSTED_AUTH_HEADER: 'Remote User', TRUSTED_PROXIES: '10.0.0.1' }, 'TRUSTED_AUTH_HEADER'],
     [{ TRUSTED_AUTH_HEADER: 'Remote-User', TRUSTED_PROXIES: '10.0.0.300' }, 'TRUSTED_PROXIES'],
     [{ PASSWORD_LOGIN: 'false' }, 'PASSWORD_LOGIN'],
+    [{ DIRECTORY: 'podcastindex', PODCASTINDEX_KEY: 'k' }, 'PODCASTINDEX_KEY'],
+    [{ DIRECTORY: 'gpodder.net' }, 'DIRECTORY'],
+    [{ DIRECTORY_URL: 'ftp://mirror.example' }, 'DIRECTORY_URL'],
+    [{ TOPLIST_MIN_SUBSCRIBERS: '0' }, 'TOPLIST_MIN_SUBSCRIBERS'],
     [
       { PASSWORD_LOGIN: 'false', TRUSTED_AUTH_HEADER: 'X-User', TRUSTED_PROXIES: '::1', ALLOW_REGISTRATION: 'true' },
       'ALLOW_REGISTRATION',
