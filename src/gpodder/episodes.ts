@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as reports from '../devices/reports';
+import { DEVICE_ID } from '../devices/service';
 import { recordInterchange } from '../episodes/interchange';
 import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
@@ -39,10 +40,11 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
     const list = actionList(req.body);
     const done = await recordInterchange(ctx.db, userId, list, new Date());
     const skipped = done.skipped;
-    // The device of the report: the one the actions name, if they name one (Nextcloud-mode apps name none).
+    // The device of the report: the one the actions name, if they name one valid device id (Nextcloud-mode
+    // apps name none; a hostile one is no device).
     const named = new Set(list.map((a) => (a as { device?: unknown } | null)?.device));
     const only = named.size === 1 ? [...named][0] : undefined;
-    const device = typeof only === 'string' ? only : undefined;
+    const device = typeof only === 'string' && DEVICE_ID.test(only) ? only : undefined;
     if (skipped.length > 0) {
       ctx.logger.warn(
         { component: 'gpodder', userId, device, skipped: skipped.slice(0, 20), count: skipped.length },

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import request from 'supertest';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { fakeDirectory } from '../helpers/directory';
 import { hostileString, hostileValue, LEAKS, urlEncoded, userData, valuesOf, type Schema } from '../helpers/fuzz';
 
 // Bounded by its count, not by time; a slow machine (CI's 2 cores, the suite's other worker) may take
@@ -27,8 +28,17 @@ let doc: Doc;
 /** Values of path parameters that name the user's own things. */
 let good: Record<string, string>;
 
+let directory: Awaited<ReturnType<typeof fakeDirectory>>;
+
 beforeAll(async () => {
-  t = await testApp({ AUTH_FAILURE_RATE_LIMIT: '1000000', LOGIN_RATE_LIMIT: '1000000' });
+  // The podcast search reaches a directory on loopback: no test reaches the internet.
+  directory = await fakeDirectory();
+  t = await testApp({
+    AUTH_FAILURE_RATE_LIMIT: '1000000',
+    LOGIN_RATE_LIMIT: '1000000',
+    DIRECTORY_URL: directory.url('/itunes'),
+    FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8',
+  });
   u = await t.user('fuzz');
   const me = as(t, u);
   const feeds = ['https://fuzz.example/feed', 'https://fuzz.example/gone'].map((feed_url) => ({ feed_url }));
@@ -49,7 +59,10 @@ beforeAll(async () => {
   };
   doc = (await request(t.app).get('/openapi.json')).body as Doc;
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await directory.close();
+});
 
 /** The requests of one operation: its parameters and body from the schemas, broken in about half. */
 function requestsOf(path: string, method: string, op: Operation, seed: number): Sent[] {

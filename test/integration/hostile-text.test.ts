@@ -66,6 +66,27 @@ describe('U+0000 and lone surrogates in a request field', () => {
     expect((await as(t, u).get(`/api/2/episodes/${u.name}.json`)).body.actions).toHaveLength(1);
   });
 
+  test('gpodder and Nextcloud: actions that all name one device holding U+0000 are skipped, the report has no device', async () => {
+    const sent = {
+      podcast: 'https://good.example/feed',
+      episode: 'https://good.example/2.mp3',
+      action: 'new',
+      timestamp: '2026-01-01T00:00:00',
+      device: NUL,
+    };
+    const v = await t.user('device');
+    for (const path of [`/api/2/episodes/${v.name}.json`, '/index.php/apps/gpoddersync/episode_action/create']) {
+      const r = await as(t, v).post(path, [sent]);
+      expect(r.status).toBe(200);
+      expect(r.body.skipped).toEqual([{ index: 0, reason: expect.stringMatching(/U\+0000/) }]);
+    }
+    const reports = await t.db.query<{ device_id: string | null }>(
+      "SELECT device_id FROM sync_reports WHERE user_id = $1 AND kind = 'episode actions'",
+      [v.id],
+    );
+    expect(reports.rows.map((r) => r.device_id)).toEqual([null, null]);
+  });
+
   test('gpodder: a query parameter or a path segment is a 400; a device caption too', async () => {
     expectError(await as(t, u).get(`/api/2/episodes/${u.name}.json?device=%00`), 400, /^Invalid device: /);
     expectError(await as(t, u).get(`/api/2/episodes/${u.name}.json?podcast=a%00`), 400);

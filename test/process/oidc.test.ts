@@ -262,6 +262,11 @@ test('a provider whose issuer is not the configured one cannot be used: a page, 
     await page.goto(misconfigured.origin);
     expect(await submit(page, 'a[href^="/web/sign-in/oidc"]')).toBe(502);
     expect(await page.$eval('main', (m) => m.textContent)).toContain('The identity provider could not be used');
+    // The log reaches this process through a pipe, maybe after the page: wait for it, at most 10 s.
+    const deadline = Date.now() + 10_000;
+    while (!misconfigured.log().includes('could not be discovered') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(misconfigured.log()).toContain('the OpenID provider could not be discovered');
   } finally {
     await stopServer(misconfigured);
