@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
-import { basicCredentials } from '../http/credentials';
+import { basicCredentials, bearerToken } from '../http/credentials';
 import { clientKey, type FailureLimiter } from '../http/limits';
 import { Unauthorized } from './errors';
 
@@ -32,8 +32,8 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * Authentication of every gpodder and Nextcloud route: the sessionid cookie, or HTTP Basic with the
- * password or an app password (personal access token). A Basic request that came without a valid
+ * Authentication of every gpodder and Nextcloud route: the sessionid cookie, HTTP Basic with the
+ * password or an app password (personal access token), or an app password as a bearer token. A Basic request that came without a valid
  * cookie gets one; clients that never keep it (Kasts, Nextcloud-mode apps send Basic every time) are
  * given the same session again while their credentials are cached, rather than a new one per request.
  * `{user}` in the path must be the authenticated user (any case). Failures count toward the same limits
@@ -46,7 +46,7 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
 
   const basicUser = async (req: Request, res: Response): Promise<number> => {
     const basic = basicCredentials(req.headers.authorization);
-    if (!basic) throw new Unauthorized();
+    if (!basic) return bearerUser(req);
     const userId = await limiter.attempt(clientKey(req, basic.username), () =>
       auth.authenticateBasic(ctx, basic.username, basic.password),
     );
@@ -60,6 +60,14 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
     setSessionCookie(req, res, session);
     res.locals.session = session;
     return userId;
+  };
+
+  // An app password as a bearer token, as Nextcloud accepts it (Music Assistant's Nextcloud mode sends it
+  // so): sent on every request, so no session is given.
+  const bearerUser = async (req: Request): Promise<number> => {
+    const token = bearerToken(req.headers.authorization);
+    if (token === undefined) throw new Unauthorized();
+    return limiter.attempt(clientKey(req, '(token)'), () => auth.authenticateBearer(ctx, token));
   };
 
   return async (req, res, next) => {
