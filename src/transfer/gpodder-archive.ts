@@ -5,6 +5,7 @@ import tar from 'tar-stream';
 import { InvalidInput } from '../errors';
 import { parseCleanJson } from '../text';
 import type { Snapshot } from './sources';
+import { windowGuard } from './zstd-frames';
 
 // The archive gpodder.net gives its users (and wrote for every account it archived): one zstd frame
 // holding a GNU tar of JSON files, written by mygpo's `archive` command (docs/moving.md). What castsync
@@ -42,7 +43,10 @@ async function* tarBytes(
     count(data.length);
     out.push(data);
   });
+  // Every frame's window is checked before the decoder allocates it (src/transfer/zstd-frames.ts).
+  const guard = windowGuard();
   const push = (data: Uint8Array, final = false) => {
+    guard(data);
     try {
       zstd.push(data, final);
     } catch (err) {

@@ -141,6 +141,7 @@ describe('a gpodder.net archive', () => {
     const u = await t.user('damaged');
     const bytes = fs.readFileSync(file);
     const members = realisticMembers();
+    const forged = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa0, ...Buffer.alloc(300)]);
     const refusals: [string, () => Promise<unknown>][] = [
       ['truncated', () => readGpodderArchive([bytes.subarray(0, bytes.length - 40)], limits)],
       ['corrupt', () => readGpodderArchive([Buffer.concat([bytes.subarray(0, 20), Buffer.alloc(200, 7)])], limits)],
@@ -150,6 +151,10 @@ describe('a gpodder.net archive', () => {
       ['bomb', () => readGpodderArchiveFile(file, { ...limits, maxBytes: 4096 })],
       ['too many entries', () => readGpodderArchiveFile(file, { ...limits, maxEntries: 3 })],
       ['missing', () => readGpodderArchiveFile('/nonexistent/alice.tar.zstd', limits)],
+      // A frame header asking for a 1 GiB window (descriptor 0xA0), which the decoder would allocate: first,
+      // and after a whole good frame.
+      ['huge window', () => readGpodderArchive([forged], limits)],
+      ['huge window later', () => readGpodderArchive([bytes, forged], limits)],
     ];
     for (const [what, reading] of refusals) {
       const err = await reading().then(
