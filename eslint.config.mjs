@@ -8,8 +8,9 @@ import importPlugin from 'eslint-plugin-import';
 const ROOM_FLOORS = [
   ['auth', 'devices', 'subscriptions'],
   ['episodes', 'feeds'],
-  ['deletions', 'directory', 'listening', 'opml', 'stats', 'transfer'],
-  ['sync'],
+  ['deletions', 'directory', 'listening', 'opml', 'stats'],
+  ['queue', 'sync'],
+  ['transfer'],
 ];
 const ROOMS = ROOM_FLOORS.flat();
 const ADAPTERS = ['opa', 'opa-sync', 'gpodder', 'web', 'cli'];

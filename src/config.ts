@@ -96,6 +96,8 @@ const schema = z.object({
     .positive()
     .default(1024 * 1024 * 1024),
   GPODDER_ARCHIVE_MAX_ENTRIES: z.coerce.number().int().positive().default(2_000_000),
+  QUEUE_MAX_ITEMS: z.coerce.number().int().positive().default(1000),
+  FAVOURITES_MAX: z.coerce.number().int().positive().default(10_000),
   PASSWORD_LOGIN: flag.default(true),
   SSO_CREATE_USERS: flag.default(false),
   OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),

@@ -46,6 +46,7 @@ async function cliImport(localUser: string, from: transfer.ImportSource, label: 
         dryRun,
         policy: { allowPrivate: true, allowCidrs: [] },
         limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+        keep: { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems },
         progress,
       })
       .finally(progress.end),

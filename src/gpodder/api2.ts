@@ -5,9 +5,10 @@ import * as reports from '../devices/reports';
 import * as devices from '../devices/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
+import * as favourites from '../listening/favourites';
 import * as subscriptions from '../subscriptions/service';
 import { pull, push } from './feeds';
-import { anyJson, parseJsonBody } from './http';
+import { anyJson, baseUrl, parseJsonBody } from './http';
 import { changesBody, deviceBody, syncDevicesBody } from './schemas';
 import { parseSince } from './sync-time';
 
@@ -71,6 +72,30 @@ export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
         if (res.locals.session) await auth.closeSession(ctx, res.locals.session);
         res.append('Set-Cookie', 'sessionid=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
         res.status(200).end();
+      },
+    },
+    [user],
+  );
+  route(
+    r,
+    '/api/2/favorites/:user.json',
+    {
+      // As gpodder.net serves them: the episode's title and URL, its podcast's, its release, its page.
+      get: async (req, res) => {
+        const list = await favourites.list(db, currentUser(req), ctx.config.favouritesMax);
+        const base = baseUrl(ctx, req);
+        res.json(
+          list.map((f) => ({
+            title: f.title ?? '',
+            url: f.enclosureUrl,
+            podcast_title: f.podcastTitle ?? '',
+            podcast_url: f.podcastUrl,
+            description: '',
+            website: f.link ?? '',
+            mygpo_link: f.itemId === null ? '' : `${base}/web/episodes/${f.itemId}`,
+            released: f.publishedAt === null ? '' : f.publishedAt.toISOString().slice(0, 19),
+          })),
+        );
       },
     },
     [user],

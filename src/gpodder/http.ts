@@ -1,4 +1,5 @@
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
+import type { ApiContext } from '../api-context';
 import type { z } from 'zod';
 import { BadRequest } from './errors';
 
@@ -38,3 +39,7 @@ export const noStore: RequestHandler = (_req, res, next) => {
   res.set('Cache-Control', 'no-store');
   next();
 };
+
+/** Where the app and the browser reach this server: PUBLIC_URL, else the request's own origin. */
+export const baseUrl = (ctx: ApiContext, req: Request): string =>
+  ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
@@ -6,16 +6,12 @@ import { NotFound } from './errors';
 import { route } from '../http/method';
 import { uploadChanges } from './api2';
 import { pull } from './feeds';
-import { anyJson, anyText } from './http';
+import { anyJson, anyText, baseUrl } from './http';
 import { parseSince } from './sync-time';
 import { storable } from '../text';
 
 /** The Nextcloud app's paths, with and without /index.php (some clients and proxies drop it). */
 export const NEXTCLOUD_PREFIXES = ['/index.php', ''];
-
-/** Where the app and the browser reach this server: PUBLIC_URL, else the request's own origin. */
-export const baseUrl = (ctx: ApiContext, req: Request): string =>
-  ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
 
 /** The page the app opens in a browser for the user to allow it in. */
 export const approvalPath = (code: string) => `/login/flow/${encodeURIComponent(code)}`;

@@ -8,6 +8,7 @@ import {
   changesResponse,
   deviceBody,
   deviceList,
+  favoriteList,
   loginFlowResponse,
   loginFlowResult,
   pushResponse,
@@ -67,6 +68,10 @@ export const documentGpodder: Documenter = (r) => {
   path('post', '/api/2/auth/{user}/logout.json', 'Log out: ends the session of the cookie', {
     request: byUser,
     responses: { 200: empty, ...authErrors },
+  });
+  path('get', '/api/2/favorites/{user}.json', "The user's favourite episodes, as gpodder.net serves them", {
+    request: byUser,
+    responses: { 200: json(favoriteList, 'Favourite episodes, the newest set first'), ...authErrors },
   });
   path('get', '/api/2/devices/{user}.json', "The user's devices", {
     request: byUser,

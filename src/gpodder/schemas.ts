@@ -18,6 +18,22 @@ export const deviceBody = z
 export const deviceList = z
   .array(z.object({ id: z.string(), caption: z.string(), type: z.enum(DEVICE_TYPES), subscriptions: z.number().int() }))
   .openapi('GpodderDevices');
+export const favoriteList = z
+  .array(
+    z.object({
+      title: z.string(),
+      url: z.string(),
+      podcast_title: z.string(),
+      podcast_url: z.string(),
+      description: z.string(),
+      website: z.string(),
+      mygpo_link: z
+        .string()
+        .openapi({ description: "The episode's page on this server's web page, if a feed lists it" }),
+      released: z.string().openapi({ description: 'YYYY-MM-DDTHH:MM:SS (UTC), or empty' }),
+    }),
+  )
+  .openapi('GpodderFavorites');
 export const syncDevicesBody = z
   .object({
     synchronize: z.array(z.array(z.string())).default([]),

@@ -4,6 +4,7 @@ import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import { isPlayed } from './service';
+import * as favouriteService from './favourites';
 import * as repo from './repo';
 
 // Episode records: the user's episodes as the Open Podcast API's episodes draft describes them (one record
@@ -28,13 +29,38 @@ export type EpisodeRecord = {
   played: Stamped<boolean>;
   isNew?: Stamped<boolean>;
   downloaded?: Stamped<boolean>;
+  favourite?: Stamped<boolean>;
 };
 
 const later = <T extends { at: Date }>(a: T | undefined, b: T | undefined): T | undefined =>
   a === undefined || (b !== undefined && b.at > a.at) ? b : a;
 
-/** One episode's record from its latest action of each type (the first row names the episode). */
+/** One episode's record from its latest action of each type and its favourite (the first row names the episode). */
 function recordOf(rows: repo.LatestRow[]): EpisodeRecord {
+  const first = rows[0]!;
+  const favourite =
+    first.favourite === null ? undefined : { value: first.favourite, at: first.favourite_at ?? new Date(0) };
+  const acted = rows.filter((r): r is repo.LatestRow & { action: repo.ActionName } => r.action !== null);
+  if (acted.length === 0) {
+    // Only a favourite: the episode as the favourite names it.
+    return {
+      syncId: first.episode_hash,
+      podcastUrl: first.podcast_url,
+      podcastGuid: first.podcast_guid,
+      episodeGuid: first.episode_guid ?? first.item_guid,
+      title: first.title,
+      publishedAt: first.published_at,
+      enclosureUrl: first.episode_url,
+      episodeUrl: first.link,
+      played: { value: false, at: favourite!.at },
+      favourite,
+    };
+  }
+  return { ...stateOf(acted), ...(favourite && { favourite }) };
+}
+
+/** One episode's record from its latest action of each type. */
+function stateOf(rows: (repo.LatestRow & { action: repo.ActionName })[]): EpisodeRecord {
   const by = new Map(rows.map((r) => [r.action, r]));
   const [play, isNew, download, del] = (['play', 'new', 'download', 'delete'] as const).map((a) => by.get(a));
   const latest = rows.reduce((a, b) => (b.at > a.at ? b : a));
@@ -86,17 +112,34 @@ export async function page(
   };
 }
 
-/** An episode record as an app sends it: what identifies the episode, and the state it changed. */
-export type RecordWrite = {
+/** What names an episode in a request: its sync id, or its podcast with its guid or enclosure URL. */
+export type EpisodeIdentity = {
   podcastGuid?: string | undefined;
   podcastUrl?: string | undefined;
   syncId?: string | undefined;
   episodeGuid?: string | null | undefined;
   enclosureUrl?: string | null | undefined;
+};
+
+/** An episode record as an app sends it: what identifies the episode, and the state it changed. */
+export type RecordWrite = EpisodeIdentity & {
   position?: Stamped<number> | undefined;
   played?: Stamped<boolean> | undefined;
   isNew?: Stamped<boolean> | undefined;
   downloaded?: Stamped<boolean> | undefined;
+  favourite?: Stamped<boolean> | undefined;
+};
+
+/** An episode a request named, as the server knows it. */
+export type ResolvedEpisode = {
+  syncId: string;
+  podcastUrl: string;
+  /** The guid of the user's subscription to the podcast, or the one sent; none when neither. */
+  podcastGuid: string | null;
+  enclosureUrl: string;
+  episodeGuid: string | undefined;
+  /** Seconds, as its feed says. */
+  duration: number | null;
 };
 
 export type RecordOutcome =
@@ -104,14 +147,15 @@ export type RecordOutcome =
   | { ok: false; message: string };
 
 /** An episode's sync id: the key of its enclosure URL, in the form of a UUID (as PostgreSQL writes it). */
-const syncIdOf = (enclosureUrl: string) => urlHash(enclosureUrl).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+export const syncIdOf = (enclosureUrl: string) =>
+  urlHash(enclosureUrl).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
 
 type Podcast = { url: string; guid: string | null };
 
 type Subscription = { feedUrl: string; currentGuid: string } | undefined;
 
 /** The podcast a record names: the user's subscription by any guid of its chain, else the URL sent. */
-async function podcastOf(w: RecordWrite, subscription: (guid: string) => Promise<Subscription>) {
+async function podcastOf(w: EpisodeIdentity, subscription: (guid: string) => Promise<Subscription>) {
   if (w.podcastGuid === undefined) return w.podcastUrl === undefined ? undefined : { url: w.podcastUrl, guid: null };
   const s = await subscription(w.podcastGuid);
   if (s) return { url: s.feedUrl, guid: s.currentGuid };
@@ -152,7 +196,7 @@ function actionsOf(w: RecordWrite, podcast: string, episode: string, guid: strin
 }
 
 /** The podcast each write names, each subscription guid looked up once (a batch names few podcasts, each many times). */
-async function podcastsOf(db: Queryable, userId: number, writes: RecordWrite[]) {
+async function podcastsOf(db: Queryable, userId: number, writes: EpisodeIdentity[]) {
   const looked = new Map<string, Promise<Subscription>>();
   const lookUp = (guid: string): Promise<Subscription> =>
     subscriptions.getRecord(db, userId, guid).catch((err: unknown) => {
@@ -169,7 +213,7 @@ async function podcastsOf(db: Queryable, userId: number, writes: RecordWrite[]) 
 }
 
 /** What names each write's episode, to find it among the user's episodes and the feeds' items. */
-const keysOf = (writes: RecordWrite[], podcasts: (Podcast | string | undefined)[]): repo.EpisodeKey[] =>
+const keysOf = (writes: EpisodeIdentity[], podcasts: (Podcast | string | undefined)[]): repo.EpisodeKey[] =>
   writes.map((w, i) => {
     const p = podcasts[i];
     const checked = typeof p === 'object' ? checkFeedUrl(p.url) : undefined;
@@ -181,42 +225,72 @@ const keysOf = (writes: RecordWrite[], podcasts: (Podcast | string | undefined)[
     };
   });
 
-/** One write's outcome and actions, from the podcast it names and what was found of its episode. */
-function planOf(w: RecordWrite, named: Podcast | string | undefined, f: repo.FoundEpisode) {
+/** The episode a request names, from the podcast it names and what was found of its episode; or why not. */
+function resolvedOf(w: EpisodeIdentity, named: Podcast | string | undefined, f: repo.FoundEpisode) {
   const known = f.podcast_url === null ? undefined : { url: f.podcast_url, guid: w.podcastGuid ?? null };
   // A known episode (by its sync id) keeps its podcast when the guid sent is not a subscription's.
   const p = named === undefined || (typeof named === 'string' && known) ? known : named;
   const enclosure = f.episode_url ?? (w.enclosureUrl || f.enclosure_url);
-  const failed = (message: string) => ({ outcome: { ok: false as const, message }, actions: [] });
-  if (typeof p === 'string') return failed(p);
-  if (p === undefined) return failed('podcast_guid: required');
-  if (!enclosure) return failed('enclosure_url: required for an episode the server does not know');
-  const guid = w.episodeGuid ?? f.episode_guid ?? f.item_guid ?? undefined;
-  const outcome: RecordOutcome = {
-    ok: true,
+  if (typeof p === 'string') return p;
+  if (p === undefined) return 'podcast_guid: required';
+  if (!enclosure) return 'enclosure_url: required for an episode the server does not know';
+  const episode: ResolvedEpisode = {
     syncId: syncIdOf(enclosure),
     podcastUrl: p.url,
     podcastGuid: p.guid,
     enclosureUrl: enclosure,
+    episodeGuid: w.episodeGuid ?? f.episode_guid ?? f.item_guid ?? undefined,
+    duration: f.duration,
   };
-  return { outcome, actions: actionsOf(w, p.url, enclosure, guid, f.duration) };
+  return episode;
 }
 
 /**
- * Stores episode records as episode actions, each record on its own: one that cannot be stored (its
- * podcast or episode unknown, its URLs invalid) is reported with why, and the others are stored, in one
- * write. An episode is named by its sync id when the user has it, else by its enclosure URL, else by its
- * guid among the podcast's items. `favorite_status` has no episode action and is not kept.
+ * The episodes a request names, in order, each as the server knows it or why it cannot be named (its
+ * podcast unknown, no enclosure URL for an episode the server does not know). An episode is named by its
+ * sync id when the user has it, else by its enclosure URL, else by its guid among the podcast's items.
  */
-export async function save(db: Queryable, userId: number, writes: RecordWrite[]): Promise<RecordOutcome[]> {
-  const podcasts = await podcastsOf(db, userId, writes);
-  const found = await repo.findEpisodes(db, userId, keysOf(writes, podcasts));
-  const outcomes: RecordOutcome[] = [];
+export async function resolveEpisodes(
+  db: Queryable,
+  userId: number,
+  named: EpisodeIdentity[],
+): Promise<(ResolvedEpisode | string)[]> {
+  const podcasts = await podcastsOf(db, userId, named);
+  const found = await repo.findEpisodes(db, userId, keysOf(named, podcasts));
+  return named.map((w, i) => resolvedOf(w, podcasts[i], found[i]!));
+}
+
+const outcomeOf = (e: ResolvedEpisode | string): RecordOutcome =>
+  typeof e === 'string'
+    ? { ok: false, message: e }
+    : {
+        ok: true,
+        syncId: e.syncId,
+        podcastUrl: e.podcastUrl,
+        podcastGuid: e.podcastGuid,
+        enclosureUrl: e.enclosureUrl,
+      };
+
+/**
+ * Stores episode records as episode actions and favourites, each record on its own: one that cannot be
+ * stored (its podcast or episode unknown, its URLs invalid, a favourite over the bound) is reported with
+ * why, and the others are stored.
+ */
+export async function save(
+  db: Queryable,
+  userId: number,
+  writes: RecordWrite[],
+  limits: { maxFavourites: number },
+): Promise<RecordOutcome[]> {
+  const named = await resolveEpisodes(db, userId, writes);
+  const outcomes = named.map(outcomeOf);
   const batch: { action: episodes.EpisodeAction; record: number }[] = [];
   writes.forEach((w, i) => {
-    const plan = planOf(w, podcasts[i], found[i]!);
-    outcomes.push(plan.outcome);
-    for (const action of plan.actions) batch.push({ action, record: i });
+    const e = named[i]!;
+    if (typeof e === 'string') return;
+    for (const action of actionsOf(w, e.podcastUrl, e.enclosureUrl, e.episodeGuid, e.duration)) {
+      batch.push({ action, record: i });
+    }
   });
   const { skipped } = await episodes.record(
     db,
@@ -224,5 +298,13 @@ export async function save(db: Queryable, userId: number, writes: RecordWrite[])
     batch.map((b) => b.action),
   );
   for (const s of skipped) outcomes[batch[s.index]!.record] = { ok: false, message: s.reason };
+  const favourites = writes.flatMap((w, index) => {
+    const e = named[index]!;
+    return w.favourite && typeof e !== 'string' && outcomes[index]!.ok
+      ? [{ episode: e, value: w.favourite.value, at: w.favourite.at, index }]
+      : [];
+  });
+  const refused = await favouriteService.change(db, userId, favourites, limits.maxFavourites);
+  for (const r of refused) outcomes[r.index] = { ok: false, message: r.reason };
   return outcomes;
 }

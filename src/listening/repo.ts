@@ -119,10 +119,16 @@ export async function recentlyPlayed(db: Queryable, userId: number, limit: numbe
   return r.rows;
 }
 
-/** One episode's latest action of one type, with the item its feed lists for it, if any. */
+export type ActionName = 'download' | 'play' | 'delete' | 'new';
+
+/**
+ * One episode's latest action of one type, with the item its feed lists for it, if any, and the user's
+ * favourite of it; for an episode with a favourite and no action, one row without an action, named as
+ * the favourite names it.
+ */
 export type LatestRow = {
   episode_hash: string;
-  action: 'download' | 'play' | 'delete' | 'new';
+  action: ActionName | null;
   podcast_url: string;
   episode_url: string;
   episode_guid: string | null;
@@ -135,19 +141,22 @@ export type LatestRow = {
   published_at: Date | null;
   link: string | null;
   duration: number | null;
+  favourite: boolean | null;
+  favourite_at: Date | null;
 };
 
-/** The item a feed lists for an action `a`: by the enclosure URL's key, else by guid within the podcast. */
-const ITEM_OF_ACTION = `LEFT JOIN LATERAL (
+/** The item a feed lists for the episode `e` (an action, or a favourite): by the enclosure URL's key, else by guid within the podcast. */
+const ITEM_OF_EPISODE = `LEFT JOIN LATERAL (
     SELECT i.guid, i.title, i.published_at, i.link, i.duration FROM feed_items i
-     WHERE i.enclosure_hash = a.episode_hash
-        OR (i.feed_hash = a.podcast_hash AND i.item_key = a.episode_guid)
-     ORDER BY i.enclosure_hash = a.episode_hash DESC LIMIT 1) item ON true`;
+     WHERE i.enclosure_hash = e.episode_hash
+        OR (i.feed_hash = e.podcast_hash AND i.item_key = e.episode_guid)
+     ORDER BY i.enclosure_hash = e.episode_hash DESC LIMIT 1) item ON true`;
 
 /**
- * The episodes (by the key of the enclosure URL the apps sent) with an action stored after `since`, a
- * page of them in the order of that key (stable: an episode that changes while a client pages does not
- * move), each as its latest action of each type; how many such episodes there are; and the read time.
+ * The episodes (by the key of the enclosure URL the apps sent) with an action or a favourite stored after
+ * `since`, a page of them in the order of that key (stable: an episode that changes while a client pages
+ * does not move), each as its latest action of each type; how many such episodes there are; and the read
+ * time.
  */
 export async function latestActions(
   db: Queryable,
@@ -158,20 +167,32 @@ export async function latestActions(
 ): Promise<{ readAt: Date; total: number; rows: LatestRow[] }> {
   const r = await db.query<LatestRow & { read_at: Date; episodes: number }>(
     `WITH changed AS (
-       SELECT DISTINCT episode_hash FROM episode_latest
+       SELECT episode_hash FROM episode_latest
+        WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity')
+       UNION
+       SELECT episode_hash FROM episode_favourites
         WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity')),
      page AS (SELECT episode_hash FROM changed ORDER BY episode_hash LIMIT $3 OFFSET $4)
      SELECT clock_timestamp() AS read_at, (SELECT count(*)::int FROM changed) AS episodes, x.*
        FROM (VALUES (1)) one
        LEFT JOIN LATERAL (
-         SELECT l.episode_hash::text AS episode_hash, l.action, a.podcast_url, a.episode_url, a.episode_guid,
-                a.at, a.position, a.total, s.guid::text AS podcast_guid,
-                item.guid AS item_guid, item.title, item.published_at, item.link, item.duration
+         SELECT p.episode_hash::text AS episode_hash, l.action, e.podcast_url, e.episode_url, e.episode_guid,
+                coalesce(a.at, f.at) AS at, a.position, a.total, coalesce(s.guid, fs.guid)::text AS podcast_guid,
+                item.guid AS item_guid, item.title, item.published_at, item.link, item.duration,
+                f.favourite, f.at AS favourite_at
            FROM page p
-           JOIN episode_latest l ON l.user_id = $1 AND l.episode_hash = p.episode_hash
-           JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+           LEFT JOIN episode_latest l ON l.user_id = $1 AND l.episode_hash = p.episode_hash
+           LEFT JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+           LEFT JOIN episode_favourites f ON f.user_id = $1 AND f.episode_hash = p.episode_hash
+           CROSS JOIN LATERAL (
+             SELECT coalesce(a.podcast_url, f.podcast_url) AS podcast_url,
+                    coalesce(a.podcast_hash, f.podcast_hash) AS podcast_hash,
+                    coalesce(a.episode_url, f.enclosure_url) AS episode_url,
+                    coalesce(a.episode_guid, f.episode_guid) AS episode_guid, p.episode_hash) e
            LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
-           ${ITEM_OF_ACTION}
+           LEFT JOIN subscriptions fs ON a.id IS NULL AND fs.user_id = $1 AND fs.url_hash = f.podcast_hash
+                 AND fs.deleted IS NULL
+           ${ITEM_OF_EPISODE}
           ORDER BY p.episode_hash) x ON true`,
     [userId, since ?? null, limit, offset],
   );

@@ -13,7 +13,7 @@ import * as repo from './repo';
 export const WEB_DEVICE = 'web';
 
 /** A play within the last 5 % (or marked played: to the end) counts as played. */
-const PLAYED_SHARE = 0.95;
+export const PLAYED_SHARE = 0.95;
 
 /** Whether a play that stopped at `position` of `length` seconds (when known) played the episode. */
 export const isPlayed = (position: number, length: number | null): boolean =>

@@ -36,7 +36,9 @@ function actionsOf(body: unknown): { raw: unknown; parsed: sync.SyncAction | str
 async function postSync(ctx: ApiContext, req: Request) {
   const actions = actionsOf(req.body);
   const valid = actions.flatMap((a) => (typeof a.parsed === 'string' ? [] : [a.parsed]));
-  const outcomes = await sync.applyBatch(ctx.db, currentUser(req), query.clientId(req), valid);
+  const outcomes = await sync.applyBatch(ctx.db, currentUser(req), query.clientId(req), valid, {
+    maxFavourites: ctx.config.favouritesMax,
+  });
   return {
     results: actions.map((a) => {
       if (typeof a.parsed === 'string') return { ...echo(a.raw), status: 'rejected' as const, reason: a.parsed };

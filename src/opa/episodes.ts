@@ -51,7 +51,7 @@ export const episodeRecord = z
     enclosure_url: z.string(),
     episode_url: z.string().nullable(),
     ...state,
-    favorite_status: stamped(z.boolean(), 'Not kept by this server').optional(),
+    favorite_status: stamped(z.boolean(), 'A favourite of the user (set or cleared at that time)').optional(),
   })
   .openapi('Episode', { description: EXPERIMENTAL });
 export const episodePage = pageEnvelope.extend({ episodes: z.array(episodeRecord) }).openapi('EpisodePage');
@@ -100,6 +100,13 @@ export const episodesResult = z
 type EpisodeRecord = z.infer<typeof episodeRecord>;
 type Write = z.infer<typeof episodeWrite>;
 
+/** A favorite_status as sent: its value must be a boolean (the schema takes anything, to answer per record). */
+function favourite(s: { value: unknown; timestamp: string } | undefined) {
+  if (s === undefined) return undefined;
+  if (typeof s.value !== 'boolean') throw new Error('Invalid favorite_status.value: expected a boolean');
+  return { value: s.value, timestamp: s.timestamp };
+}
+
 const out = <T>(s: records.Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
 
 function present(r: records.EpisodeRecord): EpisodeRecord {
@@ -116,17 +123,32 @@ function present(r: records.EpisodeRecord): EpisodeRecord {
     played_status: out(r.played),
     ...(r.isNew && { new_status: out(r.isNew) }),
     ...(r.downloaded && { download_status: out(r.downloaded) }),
+    ...(r.favourite && { favorite_status: out(r.favourite) }),
   };
 }
 
-/** A record as sent, as the domain takes it; or why not (its timestamps are the apps' local-less UTC). */
-function writeOf(w: Write): records.RecordWrite | string {
+/** What an app names an episode by in a /v1 body. */
+type IdentityFields = Pick<Write, 'podcast_guid' | 'podcast_url' | 'sync_id' | 'episode_guid' | 'enclosure_url'>;
+
+/** The episode a /v1 body names, as the domain takes it; throws an Error saying why when a guid is not a UUID. */
+export function identityOf(w: IdentityFields): records.EpisodeIdentity {
   const guid = (name: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     const parsed = parseGuid(value);
     if (parsed === undefined) throw new Error(`Invalid ${name}: not a UUID`);
     return parsed;
   };
+  return {
+    podcastGuid: guid('podcast_guid', w.podcast_guid),
+    podcastUrl: w.podcast_url,
+    syncId: guid('sync_id', w.sync_id),
+    episodeGuid: w.episode_guid,
+    enclosureUrl: w.enclosure_url,
+  };
+}
+
+/** A record as sent, as the domain takes it; or why not (its timestamps are the apps' local-less UTC). */
+function writeOf(w: Write): records.RecordWrite | string {
   const at = <T>(name: string, s: { value: T; timestamp: string } | undefined) => {
     if (s === undefined) return undefined;
     const when = parseTimestamp(s.timestamp, { zonelessIsUtc: true });
@@ -135,15 +157,12 @@ function writeOf(w: Write): records.RecordWrite | string {
   };
   try {
     return {
-      podcastGuid: guid('podcast_guid', w.podcast_guid),
-      podcastUrl: w.podcast_url,
-      syncId: guid('sync_id', w.sync_id),
-      episodeGuid: w.episode_guid,
-      enclosureUrl: w.enclosure_url,
+      ...identityOf(w),
       position: at('playback_position', w.playback_position),
       played: at('played_status', w.played_status),
       isNew: at('new_status', w.new_status),
       downloaded: at('download_status', w.download_status),
+      favourite: at('favorite_status', favourite(w.favorite_status)),
     };
   } catch (err) {
     return (err as Error).message;
@@ -171,7 +190,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
         if (body.length > MAX_ITEMS) throw new PayloadTooLarge(`At most ${MAX_ITEMS} episodes in one request`);
         const writes = body.map(writeOf);
         const valid = writes.filter((w): w is records.RecordWrite => typeof w !== 'string');
-        const saved = await records.save(ctx.db, currentUser(req), valid);
+        const saved = await records.save(ctx.db, currentUser(req), valid, { maxFavourites: ctx.config.favouritesMax });
         const result: z.infer<typeof episodesResult> = { success: [], failure: [] };
         body.forEach((sent, i) => {
           const w = writes[i]!;

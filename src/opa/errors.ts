@@ -34,6 +34,16 @@ export class Gone extends HttpError {
     super(410, 'Subscription has been deleted');
   }
 }
+export class PreconditionFailed extends HttpError {
+  constructor(message: string) {
+    super(412, message);
+  }
+}
+export class PreconditionRequired extends HttpError {
+  constructor(message: string) {
+    super(428, message);
+  }
+}
 export class PayloadTooLarge extends HttpError {
   constructor(message: string) {
     super(413, message);

@@ -13,6 +13,7 @@ import { opaErrors, urlRefused } from './errors';
 import { storableInput } from '../http/text-edge';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
+import { documentQueue, queueRoutes } from './queue';
 import { documentStats, statsRoutes } from './stats';
 import { documentSubscriptions, subscriptionRoutes } from './subscriptions';
 
@@ -50,6 +51,8 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
         'urn:opa:sync': { '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } },
         // GET /v1/stats, castsync's own listening statistics (docs/stats.md).
         'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+        // /v1/queue, Up next kept for every device, proposed for the Open Podcast API (docs/queue.md).
+        'urn:castsync:queue': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
       },
     });
   });
@@ -67,6 +70,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     episodeRoutes(ctx, user),
     feedRoutes(ctx, user),
     statsRoutes(ctx, user),
+    queueRoutes(ctx, user),
   );
   v1.use(notFound);
   v1.use(opaErrors);
@@ -88,4 +92,5 @@ export const documentOpa: Documenter = (r) => {
   documentEpisodes(r);
   documentFeeds(r);
   documentStats(r);
+  documentQueue(r);
 };

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool';
+import * as favourites from '../listening/favourites';
 import * as records from '../listening/records';
 import { urlHash } from '../subscriptions/urls';
 import * as episodeRepo from './episode-repo';
@@ -7,7 +8,7 @@ import type { Decision, EpisodeAction } from './types';
 // The episode actions of a sync batch, stored as the episode records of /v1/episodes store them (as the
 // episode actions every door reads): a play here is a position to a gpodder app, and the other way round.
 
-type Context = { tx: Queryable; userId: number; clientId: string | undefined };
+type Context = { tx: Queryable; userId: number; clientId: string | undefined; maxFavourites: number };
 
 /** The kinds of episode action whose latest time a sync action must be strictly later than. */
 const COMPARED: Record<Exclude<EpisodeAction['action'], 'favourite'>, string[]> = {
@@ -34,13 +35,16 @@ function writeOf(a: EpisodeAction): records.RecordWrite {
   }
 }
 
-/**
- * Favourites: what the favourites store keeps, once this server has one (docs/opa-sync.md, "favourite").
- * The one place to wire it: name the episode as episodeAction does, `setFavourite(c.tx, c.userId, episode,
- * a.favourite, a.occurredAt)`, and answer `ignored` when the stored favourite is as late or later.
- */
-function favourite(_c: Context, _a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
-  return Promise.resolve({ status: 'rejected', reason: 'favourites are not kept by this server yet' });
+/** A favourite set or cleared: stored when it is later than the episode's stored favourite (docs/opa-sync.md). */
+async function favourite(c: Context, a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
+  const [e] = await records.resolveEpisodes(c.tx, c.userId, [a.episode]);
+  if (e === undefined || typeof e === 'string') return { status: 'rejected', reason: e ?? 'no episode' };
+  const stored = await favourites.favouriteTime(c.tx, c.userId, e.syncId);
+  if (stored && stored >= a.occurredAt) return naming('ignored', e.syncId);
+  const change = { episode: e, value: a.favourite, at: a.occurredAt, index: 0 };
+  const [refused] = await favourites.change(c.tx, c.userId, [change], c.maxFavourites);
+  if (refused) return { status: 'rejected', reason: refused.reason };
+  return naming('applied', e.syncId);
 }
 
 const naming = (status: 'applied' | 'ignored', syncId: string): Decision => ({
@@ -58,7 +62,7 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   if (known && (a.action === 'create' || latest.some((t) => t.at >= a.occurredAt))) {
     return naming('ignored', known.sync_id);
   }
-  const [saved] = await records.save(c.tx, c.userId, [writeOf(a)]);
+  const [saved] = await records.save(c.tx, c.userId, [writeOf(a)], c);
   if (!saved) throw new Error('an episode record was not saved');
   if (!saved.ok) return { status: 'rejected', reason: saved.message };
   await episodeRepo.noteEpisode(c.tx, c.userId, saved.syncId, c.clientId ?? null);

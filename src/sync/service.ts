@@ -49,6 +49,7 @@ export async function applyBatch(
   userId: number,
   clientId: string | undefined,
   actions: SyncAction[],
+  limits: { maxFavourites: number },
 ): Promise<Outcome[]> {
   return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
@@ -69,7 +70,7 @@ export async function applyBatch(
         decisions[i] = replayOf(before);
         continue;
       }
-      const c = { tx, userId, clientId };
+      const c = { tx, userId, clientId, maxFavourites: limits.maxFavourites };
       const d = a.type === 'subscription' ? await subscriptionAction(c, a) : await episodeAction(c, a);
       decisions[i] = d;
       if (d.status === 'rejected') continue;

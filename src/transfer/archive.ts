@@ -2,6 +2,9 @@ import { z } from 'zod';
 import type { Db } from '../db/pool';
 import * as devices from '../devices/service';
 import * as episodes from '../episodes/service';
+import * as favourites from '../listening/favourites';
+import * as records from '../listening/records';
+import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
 import { importSnapshot, type Summary } from './import';
 import { parseCleanJson } from '../text';
@@ -34,11 +37,35 @@ const archiveSchema = z.object({
   ),
   // Episode actions in the gpodder.net format, with the time in milliseconds and Z.
   episode_actions: z.array(z.record(z.string(), z.unknown())),
+  // Since 1.1.0; an older archive has none.
+  favourites: z
+    .array(
+      z.object({
+        podcast_url: z.string(),
+        enclosure_url: z.string(),
+        episode_guid: z.string().nullable(),
+        favourite: z.boolean(),
+        at: iso,
+      }),
+    )
+    .default([]),
+  queue: z
+    .array(z.object({ podcast_url: z.string(), enclosure_url: z.string(), episode_guid: z.string().nullable() }))
+    .default([]),
 });
+
+/** How much of what a person keeps an import may bring (the server's bounds). */
+export type KeepLimits = { maxFavourites: number; maxQueueItems: number };
+
+/** The defaults of FAVOURITES_MAX and QUEUE_MAX_ITEMS. */
+export const DEFAULT_KEEP: KeepLimits = { maxFavourites: 10_000, maxQueueItems: 1000 };
 
 export type Archive = z.infer<typeof archiveSchema>;
 
-/** Everything castsync keeps for the user: devices, subscription records with their history, episode actions. */
+/**
+ * Everything castsync keeps for the user: devices, subscription records with their history, episode
+ * actions, favourites (cleared ones too, so that a restore keeps what was cleared) and Up next.
+ */
 export async function exportArchive(db: Db, userId: number, username: string): Promise<Archive> {
   const records = await subscriptions.archivedRecords(db, userId);
   const actions: Archive['episode_actions'] = [];
@@ -76,6 +103,25 @@ export async function exportArchive(db: Db, userId: number, username: string): P
       earlier_guids: r.earlierGuids,
     })),
     episode_actions: actions,
+    ...(await keptOf(db, userId)),
+  };
+}
+
+/** The user's favourites (cleared ones too) and Up next, as the archive holds them. */
+async function keptOf(db: Db, userId: number): Promise<Pick<Archive, 'favourites' | 'queue'>> {
+  return {
+    favourites: (await favourites.archived(db, userId)).map((f) => ({
+      podcast_url: f.podcastUrl,
+      enclosure_url: f.enclosureUrl,
+      episode_guid: f.episodeGuid,
+      favourite: f.favourite,
+      at: f.at.toISOString(),
+    })),
+    queue: (await queue.read(db, userId)).items.map((i) => ({
+      podcast_url: i.podcastUrl,
+      enclosure_url: i.enclosureUrl,
+      episode_guid: i.episodeGuid,
+    })),
   };
 }
 
@@ -107,6 +153,22 @@ export function parseArchive(text: string): Archive {
   return r.data;
 }
 
+/** The archive's favourites (the later time wins over what the user has) and Up next (added at the end). */
+async function restoreKept(db: Db, userId: number, archive: Archive, keep: KeepLimits) {
+  const named = (x: { podcast_url: string; enclosure_url: string; episode_guid: string | null }) => ({
+    podcastUrl: x.podcast_url,
+    enclosureUrl: x.enclosure_url,
+    episodeGuid: x.episode_guid,
+  });
+  const episodes = await records.resolveEpisodes(db, userId, archive.favourites.map(named));
+  const changes = archive.favourites.flatMap((f, index) => {
+    const episode = episodes[index]!;
+    return typeof episode === 'string' ? [] : [{ episode, value: f.favourite, at: new Date(f.at), index }];
+  });
+  await favourites.change(db, userId, changes, keep.maxFavourites);
+  await queue.append(db, userId, archive.queue.map(named), { maxItems: keep.maxQueueItems });
+}
+
 /**
  * Restores an archive into a local user: the records with their history (as they were), then the devices
  * and the actions through the import's steps. What the user already has stays as it is; restoring twice
@@ -116,7 +178,7 @@ export async function importArchive(
   db: Db,
   userId: number,
   archive: Archive,
-  { dryRun, progress }: { dryRun: boolean; progress: Progress },
+  { dryRun, progress, keep }: { dryRun: boolean; progress: Progress; keep: KeepLimits },
 ): Promise<Summary> {
   progress('restoring subscriptions', 0, archive.subscriptions.length);
   const restored = await subscriptions.restoreRecords(
@@ -139,6 +201,7 @@ export async function importArchive(
     { devices: archive.devices, subscribed: [], removed: [], actions: archive.episode_actions },
     { dryRun, progress },
   );
+  if (!dryRun) await restoreKept(db, userId, archive, keep);
   summary.feeds = {
     total: archive.subscriptions.length,
     added: restored.created.length,

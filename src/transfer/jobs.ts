@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import type { Summary } from './import';
 import type { RemoteLimits } from './remote';
 import * as repo from './repo';
-import { runImport, type ImportSource, type Snapshot } from './service';
+import { runImport, type ImportSource, type KeepLimits, type Snapshot } from './service';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
 // will), so a long import neither holds a request open nor dies with the process. A job cut off by a crash
@@ -60,7 +60,14 @@ const PROGRESS_EVERY_MS = 500;
  * that is not one) ends failed with the reason, and is not tried again. A failure of this server
  * (the database away) goes to the queue, which tries again later; the last attempt ends it failed.
  */
-type Deps = { db: Db; logger: Logger; policy: AddressPolicy; limits: RemoteLimits; signal?: AbortSignal };
+type Deps = {
+  db: Db;
+  logger: Logger;
+  policy: AddressPolicy;
+  limits: RemoteLimits;
+  keep?: KeepLimits;
+  signal?: AbortSignal;
+};
 
 export async function runImportJob(
   deps: Deps,
@@ -91,6 +98,7 @@ export async function runImportJob(
     const summary = await runImport(db, row.user_id, from, {
       policy: deps.policy,
       limits: deps.limits,
+      keep: deps.keep,
       signal: deps.signal,
       dryRun: row.dry_run,
       progress,
@@ -123,6 +131,7 @@ export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; 
       allowCidrs: config.feedFetchAllowCidrs,
     },
     limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+    keep: { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems },
     signal: stopping.signal,
   };
   return {

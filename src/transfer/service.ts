@@ -1,6 +1,6 @@
 import type { Db } from '../db/pool';
 import type { AddressPolicy } from '../feeds/address-policy';
-import { importArchive, parseArchive } from './archive';
+import { DEFAULT_KEEP, importArchive, parseArchive, type KeepLimits } from './archive';
 import { importSnapshot, type Summary } from './import';
 import { ImportFailed, RemoteServer, type RemoteLimits } from './remote';
 import { readers, type Progress, type Snapshot, type Source } from './sources';
@@ -9,7 +9,7 @@ import { readers, type Progress, type Snapshot, type Source } from './sources';
 // archive (docs/moving.md). The CLI runs an import itself; the web page runs it as a job (jobs.ts).
 
 export { complete, type Summary } from './import';
-export { exportArchive, parseArchive, ARCHIVE_VERSION } from './archive';
+export { exportArchive, parseArchive, ARCHIVE_VERSION, type KeepLimits } from './archive';
 export { ImportFailed, serverAddress } from './remote';
 export type { Progress, Snapshot, Source } from './sources';
 export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
@@ -26,6 +26,8 @@ export type ImportOptions = {
   /** The addresses the remote server may have (the web page's import: the feed fetcher's policy). */
   policy: AddressPolicy;
   limits: RemoteLimits;
+  /** The server's bounds on favourites and Up next, which an archive's restore keeps to (without: the defaults of FAVOURITES_MAX and QUEUE_MAX_ITEMS). */
+  keep?: KeepLimits;
   progress: Progress;
   signal?: AbortSignal;
 };
@@ -51,7 +53,11 @@ export async function runImport(db: Db, userId: number, from: ImportSource, opti
       progress('reading the archive');
       const archive = parseArchive(from.document);
       reading = false;
-      return await importArchive(db, userId, archive, { dryRun: options.dryRun, progress });
+      return await importArchive(db, userId, archive, {
+        dryRun: options.dryRun,
+        progress,
+        keep: options.keep ?? DEFAULT_KEEP,
+      });
     }
     const remote = new RemoteServer(
       from.serverUrl,

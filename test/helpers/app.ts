@@ -72,6 +72,8 @@ export function as(t: TestApp, u: TestUser | string) {
         .set('Authorization', authorization)
         .send(body as object),
     del: (path: string) => request(t.app).delete(path).set('Authorization', authorization),
+    /** The body goes after any header: `.put(path).set('If-Match', tag).send(body)`. */
+    put: (path: string) => request(t.app).put(path).set('Authorization', authorization),
   };
 }
 

@@ -134,6 +134,8 @@ describe('POST then GET', () => {
       // Marked unplayed (stored as a "new") in April, played since: not new.
       new_status: { value: false, timestamp: '2024-11-01T17:38:00.000Z' },
       download_status: { value: true, timestamp: '2024-11-01T17:02:00.000Z' },
+      // Kept as sent, cleared or not (an older "set" from another device cannot bring it back).
+      favorite_status: { value: false, timestamp: '2024-04-28T09:20:00.000Z' },
     });
     // The first: played at 13:19 (a play to the end, the position with it), deleted at 13:19.
     expect(bySync.get(first.sync_id)).toMatchObject({

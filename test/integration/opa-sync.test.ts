@@ -568,15 +568,24 @@ describe('episode actions', () => {
     expect(await gpodderActions(u)).toHaveLength(1);
   });
 
-  test('a favourite is rejected: this server keeps no favourites yet', async () => {
+  test('a favourite is kept with its time: /v1/episodes and gpodder.net serve it; an older one is ignored', async () => {
     const u = await t.user();
-    const [r] = await sync(u, [episode('favourite', '2026-07-11T10:00:00Z', { favourite: true })]);
-    expect(r).toMatchObject({
-      type: 'episode',
-      action: 'favourite',
-      status: 'rejected',
-      reason: 'favourites are not kept by this server yet',
-    });
+    const [set] = await sync(u, [episode('favourite', '2026-07-11T10:00:00Z', { favourite: true })]);
+    expect(set).toMatchObject({ type: 'episode', action: 'favourite', status: 'applied' });
+    const [older] = await sync(u, [episode('favourite', '2026-07-11T09:00:00Z', { favourite: false })]);
+    expect(older).toMatchObject({ action: 'favourite', status: 'ignored' });
+    const records = (await as(t, u).get('/v1/episodes')).body.episodes as Record<string, unknown>[];
+    expect(records).toEqual([
+      expect.objectContaining({
+        enclosure_url: 'https://ep.example/1.mp3',
+        favorite_status: { value: true, timestamp: '2026-07-11T10:00:00.000Z' },
+      }),
+    ]);
+    const favorites = (await as(t, u).get(`/api/2/favorites/${u.name}.json`)).body as { url: string }[];
+    expect(favorites.map((f) => f.url)).toEqual(['https://ep.example/1.mp3']);
+    const [cleared] = await sync(u, [episode('favourite', '2026-07-11T11:00:00Z', { favourite: false })]);
+    expect(cleared).toMatchObject({ status: 'applied' });
+    expect((await as(t, u).get(`/api/2/favorites/${u.name}.json`)).body).toEqual([]);
   });
 });
 
