@@ -6,6 +6,7 @@ import * as listening from '../listening/service';
 import * as subscriptions from '../subscriptions/service';
 import { PageError } from './errors';
 import { duration, when } from './format';
+import { marksOf } from './queue';
 import { formField } from './session';
 import { guidOf } from './subscriptions';
 import { render } from './views';
@@ -54,6 +55,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
         pages: Math.max(1, Math.ceil(found.total / PER_PAGE)),
         total: found.total,
         episodes: found.episodes,
+        marks: await marksOf(ctx, currentUser(req), found.episodes),
         pageHref: (n: number) => `${base}?${new URLSearchParams({ q, page: String(n) })}`,
         back: req.originalUrl,
         when,
@@ -64,7 +66,15 @@ export function listeningRoutes(ctx: ApiContext): Router {
   route(r, '/web/in-progress', {
     get: async (req, res) => {
       const episodes = await listening.inProgress(ctx.db, currentUser(req));
-      render(res, 'in-progress', { title: 'Continue listening', episodes, back: req.originalUrl, when, duration });
+      const marks = await marksOf(ctx, currentUser(req), episodes);
+      render(res, 'in-progress', {
+        title: 'Continue listening',
+        episodes,
+        marks,
+        back: req.originalUrl,
+        when,
+        duration,
+      });
     },
   });
   route(r, '/web/episodes/:id', {
@@ -75,6 +85,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
         // A feed's episode: the player is a page of the subscriptions, whichever page led to it.
         section: 'subscriptions',
         episode,
+        marks: await marksOf(ctx, currentUser(req), [episode]),
         back: req.originalUrl,
         scripts: ['/static/player.js'],
         when,

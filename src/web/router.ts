@@ -12,6 +12,7 @@ import { again, inputRefused, PageError, pageErrors } from './errors';
 import { storableInput } from '../http/text-edge';
 import { flowRoutes } from './flow';
 import { listeningRoutes } from './listening';
+import { queueRoutes } from './queue';
 import { oidcSignIn } from './oidc';
 import { archiveUpload, movingRoutes } from './moving';
 import {
@@ -148,6 +149,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     adminRoutes(ctx),
     flowRoutes(ctx),
     listeningRoutes(ctx),
+    queueRoutes(ctx),
     statsRoutes(ctx),
     searchRoutes(ctx),
   );

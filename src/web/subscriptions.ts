@@ -5,6 +5,7 @@ import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { exportOpml, importOpml } from '../opml/service';
+import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
 import { parseGuid } from '../subscriptions/urls';
 import { again, PageError } from './errors';
@@ -87,15 +88,18 @@ export function subscriptionRoutes(ctx: ApiContext): Router {
   ] as const) {
     route(r, `/web/subscriptions/:guid/${action}`, {
       post: async (req, res) => {
+        const record = await subscriptions.getRecord(ctx.db, currentUser(req), guidOf(req));
         await subscriptions.change(ctx.db, currentUser(req), guidOf(req), { subscribed });
-        res.redirect(303, backTo(req));
+        if (subscribed) return void res.redirect(303, backTo(req));
+        await askAboutQueue(ctx, req, res, record, 'unsubscribed from');
       },
     });
   }
   route(r, '/web/subscriptions/:guid/delete', {
     post: async (req, res) => {
+      const record = await subscriptions.getRecord(ctx.db, currentUser(req), guidOf(req));
       await deletions.requestDeletion(ctx.db, currentUser(req), guidOf(req));
-      res.redirect(303, backTo(req));
+      await askAboutQueue(ctx, req, res, record, 'removed');
     },
   });
   route(r, '/web/opml', {
@@ -118,6 +122,29 @@ export function subscriptionRoutes(ctx: ApiContext): Router {
     },
   });
   return r;
+}
+
+/**
+ * After a feed is removed or unsubscribed: when episodes of it are in Up next, a page asks whether they go
+ * too (they stay unless the person says so); otherwise back to the list.
+ */
+async function askAboutQueue(
+  ctx: ApiContext,
+  req: Request,
+  res: Response,
+  record: { feedUrl: string },
+  done: string,
+): Promise<void> {
+  const ids = await queue.itemsOfPodcast(ctx.db, currentUser(req), [record.feedUrl]);
+  if (ids.length === 0) return void res.redirect(303, backTo(req));
+  render(res, 'queue-keep', {
+    title: 'Keep its episodes in Up next?',
+    section: 'subscriptions',
+    record,
+    done,
+    ids,
+    back: backTo(req),
+  });
 }
 
 export function guidOf(req: Request): string {

@@ -1,6 +1,11 @@
 import { exportArchive } from '../../src/transfer/service';
 import { DEFAULT_KEEP, importArchive } from '../../src/transfer/archive';
+import { loadConfig } from '../../src/config';
+import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { feedServer, xml } from '../helpers/feed-server';
+import { capturedLogger } from '../helpers/logs';
+import { csrfOf, signedInAgent } from '../helpers/web';
 
 // Up next and favourites, kept for every device (docs/queue.md): favourites through /v1/episodes and
 // gpodder.net's /api/2/favorites, the list through /v1/queue, both in the archive.
@@ -230,4 +235,107 @@ test('the archive keeps favourites and Up next', async () => {
   // Twice: nothing more.
   await importArchive(t.db, v.id, archive, { dryRun: false, progress: () => undefined, keep: DEFAULT_KEEP });
   expect(short((await queueOf(v)).urls)).toEqual([2, 1]);
+});
+
+describe('on the web page', () => {
+  let server: Awaited<ReturnType<typeof feedServer>>;
+  const media = (n: number) => `https://media.example.org/web-${n}.mp3`;
+  const SHOW = `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Queue Show</title>
+${[1, 2, 3]
+  .map(
+    (n) => `<item><guid>web-${n}</guid><title>Web ${n}</title><pubDate>Mon, 0${n} Jan 2024 10:00:00 GMT</pubDate>
+<itunes:duration>600</itunes:duration><link>https://example.org/web-${n}</link><enclosure url="${media(n)}" type="audio/mpeg"/></item>`,
+  )
+  .join('')}
+</channel></rss>`;
+  beforeAll(async () => {
+    server = await feedServer({ '/show': xml(SHOW) });
+  });
+  afterAll(() => server.close());
+
+  /** A user subscribed to the show, fetched, signed in on the web page. */
+  async function listener() {
+    const u = await t.user('web');
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/show') }] });
+    const settings = fetcherSettings(loadConfig({ FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8' }, { dotenvFile: false }));
+    await t.db.query('UPDATE feeds SET next_fetch_at = now()');
+    await fetchDueFeeds({ db: t.db, logger: capturedLogger('warn').logger }, settings);
+    const { agent } = await signedInAgent(t.app, u.name, u.password);
+    const ids = (
+      await t.db.query<{ id: string }>("SELECT id::text AS id FROM feed_items WHERE title LIKE 'Web %' ORDER BY title")
+    ).rows.map((r) => r.id);
+    const post = async (path: string, fields: Record<string, string>) => {
+      const page = await agent.get(`/web/episodes/${ids[0]}`);
+      return agent
+        .post(path)
+        .type('form')
+        .send({ _csrf: csrfOf(page.text), ...fields });
+    };
+    return { u, agent, ids, post };
+  }
+
+  test('a favourite starred on the web is served by /v1/episodes and /api/2/favorites with its time', async () => {
+    const { u, agent, ids, post } = await listener();
+    const before = Date.now();
+    const starred = await post(`/web/episodes/${ids[1]}/favourite`, { value: '1', back: `/web/episodes/${ids[1]}` });
+    expect(starred.status).toBe(303);
+    const page = await agent.get(`/web/episodes/${ids[1]}`);
+    expect(page.text).toMatch(/aria-pressed="true" aria-label="Favourite: Web 2"/);
+    const record = ((await as(t, u).get('/v1/episodes')).body.episodes as Record<string, { timestamp: string }>[])[0]!;
+    expect(record).toMatchObject({ enclosure_url: media(2), title: 'Web 2', favorite_status: { value: true } });
+    const at = Date.parse(record.favorite_status!.timestamp);
+    expect(at).toBeGreaterThanOrEqual(before - 1);
+    expect(at).toBeLessThanOrEqual(Date.now());
+    const served = (await as(t, u).get(`/api/2/favorites/${u.name}.json`)).body;
+    expect(served).toEqual([
+      {
+        title: 'Web 2',
+        url: media(2),
+        podcast_title: 'Queue Show',
+        podcast_url: server.url('/show'),
+        description: '',
+        website: 'https://example.org/web-2',
+        mygpo_link: expect.stringMatching(new RegExp(`/web/episodes/${ids[1]}$`)),
+        released: '2024-01-02T10:00:00',
+      },
+    ]);
+    expect((await agent.get('/web/favourites')).text).toContain('Web 2');
+    await post('/web/favourites/clear', { podcast_url: server.url('/show'), enclosure_url: media(2) });
+    expect((await as(t, u).get(`/api/2/favorites/${u.name}.json`)).body).toEqual([]);
+  });
+
+  test('add to queue, play next, move, remove; the player reaching the end takes it off', async () => {
+    const { u, agent, ids, post } = await listener();
+    await post(`/web/episodes/${ids[0]}/queue`, { at: 'end' });
+    await post(`/web/episodes/${ids[1]}/queue`, { at: 'end' });
+    await post(`/web/episodes/${ids[2]}/queue`, { at: 'next' });
+    expect(short((await queueOf(u)).urls.map((x) => x.replace('web-', '')))).toEqual([3, 1, 2]);
+    const q = await queueOf(u);
+    await post(`/web/queue/${q.items[2]!.id}/move`, { at: '0' });
+    expect(short((await queueOf(u)).urls.map((x) => x.replace('web-', '')))).toEqual([2, 3, 1]);
+    const list = await agent.get('/web/queue');
+    expect(list.text).toMatch(/Web 2[\s\S]*Web 3[\s\S]*Web 1/);
+    await post(`/web/queue/${q.items[0]!.id}/remove`, {});
+    expect(short((await queueOf(u)).urls.map((x) => x.replace('web-', '')))).toEqual([2, 1]);
+    // The web player reaches the end of Web 2: it leaves Up next.
+    const saved = await post(`/web/episodes/${ids[1]}/position`, { position: '600', total: '600' });
+    expect(saved.status).toBe(204);
+    expect(short((await queueOf(u)).urls.map((x) => x.replace('web-', '')))).toEqual([1]);
+  });
+
+  test('unsubscribing asks whether its queued episodes go too, and keeps them unless told', async () => {
+    const { u, agent, ids, post } = await listener();
+    await post(`/web/episodes/${ids[0]}/queue`, { at: 'end' });
+    const guid = ((await as(t, u).get('/v1/subscriptions')).body.subscriptions as { guid: string }[])[0]!.guid;
+    const asked = await post(`/web/subscriptions/${guid}/unsubscribe`, { back: '/web/subscriptions' });
+    expect(asked.status).toBe(200);
+    expect(asked.text).toContain('One of its episodes is');
+    expect((await queueOf(u)).urls).toHaveLength(1);
+    const ids_ = /name="ids" value="([\d,]+)"/.exec(asked.text)![1]!;
+    const taken = await post('/web/queue/remove', { ids: ids_, back: '/web/subscriptions' });
+    expect(taken.headers.location).toBe('/web/subscriptions');
+    expect((await queueOf(u)).urls).toEqual([]);
+    expect((await agent.get('/web/queue')).text).toContain('Up next is empty.');
+  });
 });
