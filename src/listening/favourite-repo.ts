@@ -118,8 +118,3 @@ export async function all(db: Queryable, userId: number): Promise<(FavouriteWrit
   );
   return r.rows;
 }
-
-/** Forgets every favourite of the user (a start-over, in the caller's transaction). */
-export async function deleteAll(tx: Queryable, userId: number): Promise<void> {
-  await tx.query('DELETE FROM episode_favourites WHERE user_id = $1', [userId]);
-}

@@ -119,6 +119,3 @@ export const favouriteTime = (db: Queryable, userId: number, syncId: string): Pr
 
 /** Every favourite row of the user, cleared ones included, for the archive. */
 export const archived = (db: Db, userId: number) => repo.all(db, userId);
-
-/** Forgets every favourite of the user (a start-over, in the caller's transaction). */
-export const forgetAll = (tx: Queryable, userId: number): Promise<void> => repo.deleteAll(tx, userId);

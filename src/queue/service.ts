@@ -210,6 +210,3 @@ export async function itemsOfPodcast(db: Queryable, userId: number, feedUrls: st
   });
   return hashes.length === 0 ? [] : repo.itemsOfPodcast(db, userId, hashes);
 }
-
-/** Empties the list (a start-over, in the caller's transaction). */
-export const forgetAll = (tx: Queryable, userId: number): Promise<void> => repo.deleteAll(tx, userId);

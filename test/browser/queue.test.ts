@@ -109,20 +109,20 @@ test('a drag moves an episode, as the buttons do', async () => {
   }
   const page = await world.newPage();
   await world.signIn(page, u, '/web/queue');
-  expect(await page.$$eval('.queue-item', (items) => items.map((i) => (i as HTMLElement).draggable))).toEqual([
-    true,
-    true,
-    true,
+  expect(await page.$$eval('.queue-item', (items) => items.map((i) => i.getAttribute('draggable')))).toEqual([
+    'true',
+    'true',
+    'true',
   ]);
   // The third dropped on the first: it takes the first place.
   await Promise.all([
     page.waitForNavigation(),
-    page.evaluate(() => {
+    page.evaluate(`(() => {
       const items = document.querySelectorAll('.queue-item');
       const data = new DataTransfer();
-      items[2]!.dispatchEvent(new DragEvent('dragstart', { dataTransfer: data, bubbles: true }));
-      items[0]!.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
-    }),
+      items[2].dispatchEvent(new DragEvent('dragstart', { dataTransfer: data, bubbles: true }));
+      items[0].dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    })()`),
   ]);
   expect(await text(page, '.queue-item .title')).toEqual([
     'https://drag.example/3.mp3',
