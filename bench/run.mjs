@@ -16,6 +16,7 @@ import floor from './scenarios/floor.mjs';
 import gpodder from './scenarios/gpodder.mjs';
 import importHistory from './scenarios/import.mjs';
 import opaSync from './scenarios/opa-sync.mjs';
+import queue from './scenarios/queue.mjs';
 import scale from './scenarios/scale.mjs';
 import stats from './scenarios/stats.mjs';
 import userSize from './scenarios/user-size.mjs';
@@ -33,6 +34,7 @@ const SCENARIOS = {
   import: importHistory,
   'opa-sync': opaSync,
   stats,
+  queue,
   scale,
 };
 const chosen = process.env.SCENARIOS?.split(',').map((s) => s.trim()) ?? Object.keys(SCENARIOS);

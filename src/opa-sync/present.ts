@@ -21,6 +21,7 @@ export const presentEpisode = (x: SyncEpisode) => ({
   enclosure_url: x.enclosureUrl,
   ...(x.position && { playback_position: stamped(x.position) }),
   played_status: stamped(x.played),
+  ...(x.favourite && { favorite_status: stamped(x.favourite) }),
 });
 
 const presentEntity = (e: Entity) =>

@@ -33,6 +33,7 @@ export const syncEpisode = z
     enclosure_url: z.string(),
     playback_position: stamped(z.number().int().min(0), 'Seconds into the episode, at the latest play').optional(),
     played_status: stamped(z.boolean(), 'Played to the end (or marked so), not since marked unplayed'),
+    favorite_status: stamped(z.boolean(), "The user's favourite, set or cleared (as /v1/episodes shows it)").optional(),
   })
   .openapi('SyncEpisode');
 

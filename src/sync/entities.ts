@@ -41,6 +41,7 @@ export function episodeOf(rows: EpisodeStateRow[]): SyncEpisode {
   const by = new Map(rows.map((r) => [r.action, r]));
   const play = by.get('play');
   const marked = by.get('new');
+  const favourite = by.get('favourite');
   const first = rows[0]!;
   const named = play ?? first;
   let played = { value: false, at: rows.reduce(newest).at };
@@ -53,6 +54,7 @@ export function episodeOf(rows: EpisodeStateRow[]): SyncEpisode {
     enclosureUrl: named.episode_url,
     ...(play && play.position !== null && { position: { value: play.position, at: play.at } }),
     played,
+    ...(favourite && { favourite: { value: favourite.favourite === true, at: favourite.at } }),
     changed: rows.map((r) => r.changed).reduce((a, b) => (b > a ? b : a)),
   };
 }

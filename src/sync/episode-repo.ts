@@ -1,11 +1,15 @@
 import type { Queryable } from '../db/pool';
 
-// The sync endpoint's reads of the user's episodes (their episode actions, written by the episode room)
-// and its note of which app install made an episode's latest change.
+// The sync endpoint's reads of the user's episodes (their episode actions, written by the episode room, and
+// their favourites, by the listening room) and its note of which app install made an episode's latest change.
+
+/** SQL: the change stamps of user $1's episodes (each latest action, each favourite) that pass `filter`. */
+const STAMPS = (filter: string) => `SELECT episode_hash, changed FROM episode_latest WHERE user_id = $1 AND ${filter}
+   UNION ALL SELECT episode_hash, changed FROM episode_favourites WHERE user_id = $1 AND ${filter}`;
 
 /** SQL: each episode of user $1 changed after $2 (all without it), with its newest change stamp; alias e. */
-const CHANGED = `SELECT l.episode_hash, max(l.changed) AS changed FROM episode_latest l
-   WHERE l.user_id = $1 AND ($2::timestamptz IS NULL OR l.changed > $2) GROUP BY l.episode_hash`;
+const CHANGED = `SELECT l.episode_hash, max(l.changed) AS changed
+   FROM (${STAMPS('($2::timestamptz IS NULL OR changed > $2)')}) l GROUP BY l.episode_hash`;
 /** SQL: not an episode whose newest change was a sync action of client $3 (none: $3 null). */
 const NOT_OWN = `($3::uuid IS NULL OR c.client_id IS DISTINCT FROM $3 OR c.stamp <> e.changed)`;
 const NOTE = `sync_episode_changes c ON c.user_id = $1 AND c.episode_hash = e.episode_hash`;
@@ -52,6 +56,8 @@ export type EpisodeStateRow = {
   position: number | null;
   total: number | null;
   podcast_guid: string | null;
+  /** On the row of action 'favourite' (the episode's favourite, set or cleared): its value. */
+  favourite: boolean | null;
 };
 
 /** The latest action of each kind of these episodes, with what names the episode. */
@@ -60,10 +66,16 @@ export async function episodeStates(db: Queryable, userId: number, syncIds: stri
   const r = await db.query<EpisodeStateRow>({
     name: 'sync-episode-states',
     text: `SELECT l.episode_hash::text AS sync_id, l.action, l.at, l.changed, a.podcast_url, a.episode_url,
-                  a.position, a.total, s.guid AS podcast_guid
+                  a.position, a.total, s.guid AS podcast_guid, NULL::boolean AS favourite
              FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
              LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
-            WHERE l.user_id = $1 AND l.episode_hash = ANY($2::uuid[])`,
+            WHERE l.user_id = $1 AND l.episode_hash = ANY($2::uuid[])
+           UNION ALL
+           SELECT f.episode_hash::text, 'favourite', f.at, f.changed, f.podcast_url, f.enclosure_url, NULL, NULL,
+                  s.guid, f.favourite
+             FROM episode_favourites f
+             LEFT JOIN subscriptions s ON s.user_id = f.user_id AND s.url_hash = f.podcast_hash AND s.deleted IS NULL
+            WHERE f.user_id = $1 AND f.episode_hash = ANY($2::uuid[])`,
     values: [userId, syncIds],
   });
   return r.rows;
@@ -73,7 +85,7 @@ export async function episodeStates(db: Queryable, userId: number, syncIds: stri
 export async function noteEpisode(tx: Queryable, userId: number, syncId: string, clientId: string | null) {
   await tx.query(
     `INSERT INTO sync_episode_changes AS c (user_id, episode_hash, stamp, client_id)
-     SELECT $1, $2::uuid, max(changed), $3 FROM episode_latest WHERE user_id = $1 AND episode_hash = $2::uuid
+     SELECT $1, $2::uuid, max(changed), $3 FROM (${STAMPS('episode_hash = $2::uuid')}) l
      HAVING max(changed) IS NOT NULL
      ON CONFLICT (user_id, episode_hash) DO UPDATE SET stamp = EXCLUDED.stamp, client_id = EXCLUDED.client_id`,
     [userId, syncId, clientId],
@@ -87,8 +99,8 @@ export async function episodeStampsUntil(
   q: { until: Date; ownClient: string | undefined; limit: number },
 ): Promise<Date[]> {
   const r = await db.query<{ changed: Date }>(
-    `SELECT e.changed FROM (SELECT l.episode_hash, max(l.changed) AS changed FROM episode_latest l
-                             WHERE l.user_id = $1 GROUP BY l.episode_hash) e
+    `SELECT e.changed FROM (SELECT l.episode_hash, max(l.changed) AS changed FROM (${STAMPS('true')}) l
+                             GROUP BY l.episode_hash) e
        LEFT JOIN ${NOTE}
       WHERE e.changed <= $2 AND ${NOT_OWN} ORDER BY e.changed DESC LIMIT $4`,
     [userId, q.until, q.ownClient ?? null, q.limit],

@@ -44,6 +44,7 @@ async function favourite(c: Context, a: EpisodeAction & { action: 'favourite' })
   const change = { episode: e, value: a.favourite, at: a.occurredAt, index: 0 };
   const [refused] = await favourites.change(c.tx, c.userId, [change], c.maxFavourites);
   if (refused) return { status: 'rejected', reason: refused.reason };
+  await episodeRepo.noteEpisode(c.tx, c.userId, e.syncId, c.clientId ?? null);
   return naming('applied', e.syncId);
 }
 

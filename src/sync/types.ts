@@ -51,6 +51,8 @@ export type SyncEpisode = {
   enclosureUrl: string;
   position?: Stamped<number>;
   played: Stamped<boolean>;
+  /** The user's favourite of it, set or cleared, when there is one. */
+  favourite?: Stamped<boolean>;
   /** The server's change stamp of the episode's latest change: what `since` compares. */
   changed: Date;
 };

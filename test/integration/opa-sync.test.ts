@@ -583,6 +583,17 @@ describe('episode actions', () => {
     ]);
     const favorites = (await as(t, u).get(`/api/2/favorites/${u.name}.json`)).body as { url: string }[];
     expect(favorites.map((f) => f.url)).toEqual(['https://ep.example/1.mp3']);
+    // A favourite alone is an episode change of the pull, with the favourite; the client's own is left out.
+    const [own] = await sync(u, [episode('favourite', '2026-07-11T10:30:00Z', { favourite: true })], CLIENT_A);
+    expect(own).toMatchObject({ status: 'applied', entity: { favorite_status: { value: true } } });
+    const pulled = await pull(u, '?include=episodes');
+    expect(pulled.results.map((r) => r.data)).toEqual([
+      expect.objectContaining({
+        enclosure_url: 'https://ep.example/1.mp3',
+        favorite_status: { value: true, timestamp: '2026-07-11T10:30:00.000Z' },
+      }),
+    ]);
+    expect((await pull(u, '?include=episodes', CLIENT_A)).results).toEqual([]);
     const [cleared] = await sync(u, [episode('favourite', '2026-07-11T11:00:00Z', { favourite: false })]);
     expect(cleared).toMatchObject({ status: 'applied' });
     expect((await as(t, u).get(`/api/2/favorites/${u.name}.json`)).body).toEqual([]);
