@@ -5,7 +5,7 @@ import * as reports from '../devices/reports';
 import * as devices from '../devices/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import * as favourites from '../listening/favourites';
+import * as favourites from '../episodes/favourites';
 import * as subscriptions from '../subscriptions/service';
 import { pull, push } from './feeds';
 import { anyJson, baseUrl, parseJsonBody } from './http';

@@ -4,7 +4,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import * as records from '../listening/records';
+import * as records from '../episodes/records';
 import { parseGuid, podcastGuid } from '../subscriptions/urls';
 import { iso, parseTimestamp } from '../timestamps';
 import { authErrors, secured } from './auth';

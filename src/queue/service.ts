@@ -1,8 +1,8 @@
 import { takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, NotFound } from '../errors';
-import * as records from '../listening/records';
-import { PLAYED_SHARE } from '../listening/service';
+import * as records from '../episodes/records';
+import { PLAYED_SHARE } from '../episodes/listening';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import * as repo from './repo';
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/pool';
 
 // The sync endpoint's reads of the user's episodes (their episode actions, written by the episode room, and
-// their favourites, by the listening room) and its note of which app install made an episode's latest change.
+// their favourites, all written by the episodes room) and its note of which app install made an episode's latest change.
 
 /** SQL: the change stamps of user $1's episodes (each latest action, each favourite) that pass `filter`. */
 const STAMPS = (filter: string) => `SELECT episode_hash, changed FROM episode_latest WHERE user_id = $1 AND ${filter}

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool';
-import * as favourites from '../listening/favourites';
-import * as records from '../listening/records';
+import * as favourites from '../episodes/favourites';
+import * as records from '../episodes/records';
 import { urlHash } from '../subscriptions/urls';
 import * as episodeRepo from './episode-repo';
 import type { Decision, EpisodeAction } from './types';

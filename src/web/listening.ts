@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import * as listening from '../listening/service';
+import * as listening from '../episodes/listening';
 import * as subscriptions from '../subscriptions/service';
 import { PageError } from './errors';
 import { duration, when } from './format';

@@ -1,4 +1,4 @@
-import { isPlayed } from '../../src/listening/service';
+import { isPlayed } from '../../src/episodes/listening';
 
 test.each([
   [3420, 3600, true], // exactly the last 5 %

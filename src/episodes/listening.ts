@@ -1,9 +1,8 @@
 import type { Queryable } from '../db/pool';
-import * as episodes from '../episodes/service';
-import type { FeedItem } from '../feeds/parse';
+import * as episodes from './service';
 import { NotFound } from '../errors';
 import { urlHashOf } from '../subscriptions/urls';
-import * as repo from './repo';
+import * as repo from './state-repo';
 
 // Listening: a feed's episodes with where the user is in each (docs/web.md), from the items the fetcher
 // read and the episode actions every app uploaded; and the web player's writes, which are episode actions
@@ -19,8 +18,17 @@ export const PLAYED_SHARE = 0.95;
 export const isPlayed = (position: number, length: number | null): boolean =>
   length !== null && length > 0 && position / length >= PLAYED_SHARE;
 
-/** One episode as its feed lists it, and the user's state of it as the apps said. */
-export type Episode = Omit<FeedItem, 'key' | 'enclosureLength' | 'duration' | 'ord'> & {
+/** One episode as its feed lists it (the feeds' item), and the user's state of it as the apps said. */
+export type Episode = {
+  guid: string | null;
+  title: string | null;
+  enclosureUrl: string | null;
+  enclosureType: string | null;
+  publishedAt: Date | null;
+  link: string | null;
+  artworkUrl: string | null;
+  season: number | null;
+  episode: number | null;
   id: string;
   podcastTitle: string | null;
   feedUrl: string;

@@ -1,11 +1,11 @@
 import type { Db, Queryable } from '../db/pool';
 import { Deleted, NotFound } from '../errors';
-import * as episodes from '../episodes/service';
+import * as episodes from './service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
-import { isPlayed } from './service';
+import { isPlayed } from './listening';
 import * as favouriteService from './favourites';
-import * as repo from './repo';
+import * as repo from './state-repo';
 
 // Episode records: the user's episodes as the Open Podcast API's episodes draft describes them (one record
 // per episode: what identifies it, and each piece of state as a value with the time it took that value),
@@ -36,7 +36,7 @@ const later = <T extends { at: Date }>(a: T | undefined, b: T | undefined): T | 
   a === undefined || (b !== undefined && b.at > a.at) ? b : a;
 
 /** One episode's record from its latest action of each type and its favourite (the first row names the episode). */
-function recordOf(rows: repo.LatestRow[]): EpisodeRecord {
+export function recordOf(rows: repo.LatestRow[]): EpisodeRecord {
   const first = rows[0]!;
   const favourite =
     first.favourite === null ? undefined : { value: first.favourite, at: first.favourite_at ?? new Date(0) };
@@ -165,7 +165,7 @@ async function podcastOf(w: EpisodeIdentity, subscription: (guid: string) => Pro
 }
 
 /** The actions that say what a record says: each piece of state at its own time. */
-function actionsOf(w: RecordWrite, podcast: string, episode: string, guid: string | undefined, length: number | null) {
+export function actionsOf(w: RecordWrite, podcast: string, episode: string, guid: string | undefined, length: number | null) {
   const action = (
     name: episodes.ActionName,
     at: Date,
