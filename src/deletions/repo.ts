@@ -66,21 +66,6 @@ export async function finishDeletion(
   );
 }
 
-/** Marks the record deleted: unsubscribed, with `deleted` set; its guids and URLs stay for 410 and reinstatement. */
-export async function markSubscriptionDeleted(
-  db: Queryable,
-  userId: number,
-  subscriptionId: number,
-  stamp: Date,
-): Promise<boolean> {
-  const r = await db.query(
-    `UPDATE subscriptions SET is_subscribed = false, deleted = $3, subscription_changed = $3
-      WHERE user_id = $1 AND id = $2 AND deleted IS NULL`,
-    [userId, subscriptionId, stamp],
-  );
-  return r.rowCount === 1;
-}
-
 /** Removes every deletion request of the user (their records are gone). */
 export async function deleteAllRequests(tx: Queryable, userId: number): Promise<void> {
   await tx.query('DELETE FROM deletions WHERE user_id = $1', [userId]);

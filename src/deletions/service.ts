@@ -49,7 +49,7 @@ export async function performDeletion(db: Db, logger: Logger, deletionId: number
       const d = await repo.lockDeletion(tx, deletionId);
       if (!d || d.status !== 'PENDING') return;
       const stamp = await takeChangeStamp(tx, d.user_id);
-      if (await repo.markSubscriptionDeleted(tx, d.user_id, d.subscription_id, stamp)) {
+      if (await subscriptions.markDeleted(tx, d.user_id, d.subscription_id, stamp)) {
         // What the user played of the podcast goes with it (docs/clients.md).
         await episodes.forgetPodcast(tx, d.user_id, d.subscription_id);
         await repo.finishDeletion(tx, d.id, 'SUCCESS', 'Subscription deleted');

@@ -213,3 +213,18 @@ export async function liveWithFeeds(db: Queryable, userId: number): Promise<Live
   );
   return r.rows;
 }
+
+/** Marks the record deleted: unsubscribed, with `deleted` set; its guids and URLs stay for 410 and reinstatement. */
+export async function markDeleted(
+  db: Queryable,
+  userId: number,
+  subscriptionId: number,
+  stamp: Date,
+): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE subscriptions SET is_subscribed = false, deleted = $3, subscription_changed = $3
+      WHERE user_id = $1 AND id = $2 AND deleted IS NULL`,
+    [userId, subscriptionId, stamp],
+  );
+  return r.rowCount === 1;
+}

@@ -228,3 +228,11 @@ export const recordIdByUrlHash = (db: Queryable, userId: number, hash: string): 
  * left unsubscribed or deleted, so apps syncing by `since` are sent no removal. Returns how many.
  */
 export const forgetAll = (tx: Queryable, userId: number): Promise<number> => repo.deleteAllRecords(tx, userId);
+
+/**
+ * Marks a record deleted (the deletion job, in the caller's transaction with the user's stamp): it is
+ * unsubscribed with `deleted` set, its guids and URLs kept for 410 and reinstatement. False when it was
+ * deleted already.
+ */
+export const markDeleted = (tx: Queryable, userId: number, recordId: number, stamp: Date): Promise<boolean> =>
+  repo.markDeleted(tx, userId, recordId, stamp);

@@ -13,7 +13,16 @@ export { adoptFeedGuid, feedChanges, moveFeed, undoFeedMove } from './feed-chang
 export type { FeedApplied, FeedChange, FeedSource } from './feed-changes';
 export { browse, changesSince, lastChange, listChanges, subscribedFeeds, urlsChangedBetween } from './lists';
 export type { BrowsedRecord, FeedState } from './lists';
-export { change, changeLocked, forgetAll, getRecord, liveRecordId, recordIdByUrlHash, recordsOfFeed } from './records';
+export {
+  change,
+  changeLocked,
+  forgetAll,
+  getRecord,
+  liveRecordId,
+  markDeleted,
+  recordIdByUrlHash,
+  recordsOfFeed,
+} from './records';
 export type { Change, ChangeReport } from './records';
 export { checkFeed, isItem, matchAndWriteLocked, subscribe, unsubscribe } from './subscribe';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';

@@ -99,6 +99,14 @@ test('user remove leaves no row with that user id in any table', async () => {
   });
   expect(synced.body.results.map((r: { status: string }) => r.status)).toEqual(['applied', 'applied']);
 
+  // A favourite, and an episode in Up next (with the list's version).
+  const episode = { podcast_url: 'https://example.com/synced', enclosure_url: 'https://example.com/synced/1.mp3' };
+  const starred = await api.post('/v1/episodes', [
+    { ...episode, favorite_status: { value: true, timestamp: '2026-07-11T10:00:00Z' } },
+  ]);
+  expect(starred.body.failure).toEqual([]);
+  expect((await api.post('/v1/queue/items', episode)).status).toBe(201);
+
   // A move the feed fetcher followed, noted for the activity page.
   const moved = await moveFeed(t.db, u.id, a!.guid, {
     from: 'https://example.com/a',
