@@ -11,6 +11,9 @@ import { pull, push } from './feeds';
 import { anyJson, baseUrl, parseJsonBody } from './http';
 import { changesBody, deviceBody, syncDevicesBody } from './schemas';
 import { parseSince } from './sync-time';
+import { error, json, jsonBody, type Documenter } from '../http/openapi';
+import { authErrors, byDevice, byUser, empty, gpodderPath } from './docs';
+import { changesResponse, deviceList, favoriteList, pushResponse, sinceQuery, syncDevicesResponse } from './schemas';
 
 /**
  * A subscription upload of the gpodder.net or the Nextcloud route: one change, a 400 only for a body that
@@ -171,3 +174,53 @@ export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
   );
   return r;
 }
+
+/** The gpodder.net v2 routes of this file, documented beside them. */
+export const documentApi2: Documenter = (r) => {
+  const path = gpodderPath(r);
+  path('post', '/api/2/auth/{user}/login.json', 'Log in: sets the sessionid cookie', {
+    request: byUser,
+    responses: { 200: empty, ...authErrors },
+  });
+  path('post', '/api/2/auth/{user}/logout.json', 'Log out: ends the session of the cookie', {
+    request: byUser,
+    responses: { 200: empty, ...authErrors },
+  });
+  path('get', '/api/2/favorites/{user}.json', "The user's favourite episodes, as gpodder.net serves them", {
+    request: byUser,
+    responses: { 200: json(favoriteList, 'Favourite episodes, the newest set first'), ...authErrors },
+  });
+  path('get', '/api/2/devices/{user}.json', "The user's devices", {
+    request: byUser,
+    responses: { 200: json(deviceList, 'Devices'), ...authErrors },
+  });
+  path('post', '/api/2/devices/{user}/{device}.json', 'Create or update a device', {
+    request: { ...byDevice, ...jsonBody(deviceBody) },
+    responses: { 200: empty, 400: error('Unknown type or bad device id'), ...authErrors },
+  });
+  path('get', '/api/2/subscriptions/{user}/{device}.json', 'Subscription changes since a time', {
+    request: { ...byDevice, query: sinceQuery },
+    responses: {
+      200: json(changesResponse, 'Added and removed feeds, and the next since'),
+      400: error('Bad since'),
+      ...authErrors,
+    },
+  });
+  path('post', '/api/2/subscriptions/{user}/{device}.json', 'Upload subscription changes (one change; per URL)', {
+    description:
+      'Applied as one change. A URL refused by the URL rules is skipped and named as [sent, ""] in update_urls; ' +
+      'a URL in both lists stays subscribed (docs/clients.md).',
+    request: { ...byDevice, ...jsonBody(changesBody) },
+    responses: {
+      200: json(pushResponse, 'The timestamp, and URLs rewritten or refused'),
+      400: error('A body that is not {add, remove} lists of strings'),
+      ...authErrors,
+    },
+  });
+  for (const method of ['get', 'post'] as const) {
+    path(method, '/api/2/sync-devices/{user}.json', 'Device synchronisation: every device shares the list', {
+      request: method === 'post' ? { ...byUser, ...jsonBody(syncDevicesBody) } : byUser,
+      responses: { 200: json(syncDevicesResponse, 'All devices are synchronised'), ...authErrors },
+    });
+  }
+};

@@ -10,6 +10,10 @@ import { route } from '../http/method';
 import { anyJson } from './http';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';
 import { clientTimestamp, parseSince } from './sync-time';
+import { error, json, jsonBody, type Documenter } from '../http/openapi';
+import { z } from '../http/zod';
+import { authErrors, byUser, episodeAction, gpodderPath, gpodder, nextcloudPath } from './docs';
+import { sinceQuery } from './schemas';
 
 /** The actions of a request body, as they came. A body that is not a JSON array, or over the limit, is a 400. */
 function actionList(body: unknown): unknown[] {
@@ -115,3 +119,56 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
   }
   return r;
 }
+
+/** The episode-action routes of gpodder.net v2 and Nextcloud, documented beside them. */
+export const documentEpisodes: Documenter = (r) => {
+  const path = gpodderPath(r);
+  const actions = z.array(episodeAction).openapi('EpisodeActions');
+  const actionsResponse = json(z.object({ actions, timestamp: z.number().int() }), 'Actions, and the next since');
+  const skipped = z
+    .array(z.object({ index: z.number().int(), reason: z.string() }))
+    .optional()
+    .openapi({ description: 'Present when actions were skipped: their index in the body and why' });
+  const episodesUploadResponse = z
+    .object({ timestamp: z.number().int(), update_urls: z.array(z.tuple([z.string(), z.string()])), skipped })
+    .openapi('GpodderEpisodeUploadResult');
+  const episodesQuery = z.object({
+    since: sinceQuery.shape.since,
+    podcast: z.string().optional().openapi({ description: "One podcast's actions (any URL its subscription has had)" }),
+    device: z.string().optional().openapi({ description: "One device's actions" }),
+    aggregated: z
+      .string()
+      .optional()
+      .openapi({ description: 'true: only the latest action of each episode and action type' }),
+  });
+  path('get', '/api/2/episodes/{user}.json', 'Episode actions since a time', {
+    request: { ...byUser, query: episodesQuery },
+    responses: { 200: actionsResponse, 400: error('Bad since'), ...authErrors },
+  });
+  path('post', '/api/2/episodes/{user}.json', 'Upload episode actions (per action)', {
+    description: 'Every valid action is stored; an invalid one is skipped, logged and named in `skipped`.',
+    request: { ...byUser, ...jsonBody(actions) },
+    responses: {
+      200: json(episodesUploadResponse, 'The timestamp, podcast URLs rewritten, and the actions skipped'),
+      400: error('A body that is not a JSON array, or more than 5,000 actions'),
+      ...authErrors,
+    },
+  });
+  for (const prefix of NEXTCLOUD_PREFIXES) {
+    const nc = nextcloudPath(r, prefix);
+    nc('get', '/apps/gpoddersync/episode_action', 'Episode actions since a time', {
+      security: gpodder,
+      request: { query: sinceQuery },
+      responses: { 200: actionsResponse, ...authErrors },
+    });
+    nc('post', '/apps/gpoddersync/episode_action/create', 'Upload episode actions (per action)', {
+      security: gpodder,
+      request: jsonBody(actions),
+      responses: {
+        200: json(z.object({ timestamp: z.number().int(), skipped }), 'The timestamp, and the actions skipped'),
+        400: error('A body that is not a JSON array'),
+        ...authErrors,
+      },
+    });
+  }
+};

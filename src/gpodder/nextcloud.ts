@@ -9,6 +9,10 @@ import { pull } from './feeds';
 import { anyJson, anyText, baseUrl } from './http';
 import { parseSince } from './sync-time';
 import { storable } from '../text';
+import { error, json, jsonBody, type Documenter } from '../http/openapi';
+import { z } from '../http/zod';
+import { authErrors, gpodder, nextcloudPath, param } from './docs';
+import { changesBody, changesResponse, loginFlowResponse, loginFlowResult, sinceQuery } from './schemas';
 
 /** The Nextcloud app's paths, with and without /index.php (some clients and proxies drop it). */
 export const NEXTCLOUD_PREFIXES = ['/index.php', ''];
@@ -84,3 +88,38 @@ export function nextcloudRoutes(ctx: ApiContext, user: RequestHandler): Router {
   }
   return r;
 }
+
+/** The Nextcloud gpoddersync subscription routes and its login flow, documented beside them. */
+export const documentNextcloud: Documenter = (r) => {
+  for (const prefix of NEXTCLOUD_PREFIXES) {
+    const nc = nextcloudPath(r, prefix);
+    nc('get', '/apps/gpoddersync/subscriptions', 'Subscription changes since a time', {
+      security: gpodder,
+      request: { query: sinceQuery },
+      responses: { 200: json(changesResponse, 'Added and removed feeds, and the next since'), ...authErrors },
+    });
+    nc('post', '/apps/gpoddersync/subscription_change/create', 'Upload subscription changes', {
+      security: gpodder,
+      request: jsonBody(changesBody),
+      responses: { 200: json(z.object({ timestamp: z.number().int() }), 'The timestamp'), ...authErrors },
+    });
+    nc('post', '/login/v2', 'Start a login flow (Nextcloud login flow v2)', {
+      responses: { 200: json(loginFlowResponse, 'The poll token and endpoint, and the page to open') },
+    });
+    nc('post', '/login/v2/poll', 'Poll a login flow (form field token)', {
+      responses: { 200: json(loginFlowResult, 'Approved: an app password, once'), 404: error('Not (yet) approved') },
+    });
+  }
+  r.registerPath({
+    method: 'get',
+    path: '/login/flow/{code}',
+    summary: 'The page an app opens for the user to allow it in',
+    tags: ['Nextcloud gpoddersync'],
+    request: { params: z.object({ code: param('The code in the login URL', 'x') }) },
+    responses: {
+      200: { description: 'The web page asking the signed-in user to allow the app (docs/web.md)' },
+      303: { description: 'Not signed in: to the sign-in page, and back here after it' },
+      404: { description: 'An HTML page: unknown, answered or expired flow' },
+    },
+  });
+};

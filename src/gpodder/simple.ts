@@ -10,6 +10,17 @@ import * as subscriptions from '../subscriptions/service';
 import { addAll, MAX_URLS } from './feeds';
 import { BadRequest, NotFound } from './errors';
 import { anyText } from './http';
+import { error, type Documenter } from '../http/openapi';
+import { z } from '../http/zod';
+import {
+  authErrors,
+  device as deviceParam,
+  empty,
+  format as formatParam,
+  gpodderPath,
+  text,
+  user as userParam,
+} from './docs';
 
 type Format = 'opml' | 'json' | 'txt';
 const FORMATS: readonly string[] = ['opml', 'json', 'txt'];
@@ -92,3 +103,31 @@ export function simpleRoutes(ctx: ApiContext, user: RequestHandler): Router {
   );
   return r;
 }
+
+/** The simple API's routes, documented beside them. */
+export const documentSimple: Documenter = (r) => {
+  const path = gpodderPath(r);
+  path('get', '/subscriptions/{user}.{format}', "The user's subscribed feeds (simple API)", {
+    request: { params: z.object({ user: userParam, format: formatParam }) },
+    responses: {
+      200: text('OPML, a JSON array of URLs, or one URL a line'),
+      404: error('Unknown format'),
+      ...authErrors,
+    },
+  });
+  path('get', '/subscriptions/{user}/{device}.{format}', "The user's subscribed feeds (simple API)", {
+    request: { params: z.object({ user: userParam, device: deviceParam, format: formatParam }) },
+    responses: {
+      200: text('OPML, a JSON array of URLs, or one URL a line'),
+      404: error('Unknown format'),
+      ...authErrors,
+    },
+  });
+  path('put', '/subscriptions/{user}/{device}.{format}', 'Add every listed feed; never removes (simple API)', {
+    request: {
+      params: z.object({ user: userParam, device: deviceParam, format: formatParam }),
+      body: { content: { 'text/plain': { schema: z.string() } } },
+    },
+    responses: { 200: empty, 400: error('The body is not in the named format'), ...authErrors },
+  });
+};
