@@ -165,7 +165,13 @@ async function podcastOf(w: EpisodeIdentity, subscription: (guid: string) => Pro
 }
 
 /** The actions that say what a record says: each piece of state at its own time. */
-export function actionsOf(w: RecordWrite, podcast: string, episode: string, guid: string | undefined, length: number | null) {
+export function actionsOf(
+  w: RecordWrite,
+  podcast: string,
+  episode: string,
+  guid: string | undefined,
+  length: number | null,
+) {
   const action = (
     name: episodes.ActionName,
     at: Date,
@@ -273,16 +279,22 @@ const outcomeOf = (e: ResolvedEpisode | string): RecordOutcome =>
 
 /**
  * Stores episode records as episode actions and favourites, each record on its own: one that cannot be
- * stored (its podcast or episode unknown, its URLs invalid, a favourite over the bound) is reported with
- * why, and the others are stored.
+ * stored (its podcast or episode unknown, its URLs invalid, a favourite over the bound, or a reason the
+ * door gives for a record it could not read) is reported with why, and the others are stored. One outcome
+ * per record, in order.
  */
 export async function save(
   db: Queryable,
   userId: number,
-  writes: RecordWrite[],
+  sent: (RecordWrite | string)[],
   limits: { maxFavourites: number },
 ): Promise<RecordOutcome[]> {
-  const named = await resolveEpisodes(db, userId, writes);
+  // A string is a record the door could not read: its reason is its outcome, and it names no episode.
+  const writes = sent.map((w) => (typeof w === 'string' ? {} : w));
+  const named = (await resolveEpisodes(db, userId, writes)).map((e, i) => {
+    const refused = sent[i];
+    return typeof refused === 'string' ? refused : e;
+  });
   const outcomes = named.map(outcomeOf);
   const batch: { action: episodes.EpisodeAction; record: number }[] = [];
   writes.forEach((w, i) => {

@@ -169,6 +169,27 @@ function writeOf(w: Write): records.RecordWrite | string {
   }
 }
 
+/** One success or failure entry per record sent, in order, with its temporary_id echoed. */
+function presentOutcomes(body: Write[], outcomes: records.RecordOutcome[]): z.infer<typeof episodesResult> {
+  const result: z.infer<typeof episodesResult> = { success: [], failure: [] };
+  body.forEach((sent, i) => {
+    const o = outcomes[i]!;
+    const echo = { ...(sent.temporary_id !== undefined && { temporary_id: sent.temporary_id }) };
+    if (o.ok) {
+      const podcast_guid = o.podcastGuid ?? podcastGuid(o.podcastUrl);
+      result.success.push({ ...echo, sync_id: o.syncId, podcast_guid, enclosure_url: o.enclosureUrl });
+      return;
+    }
+    result.failure.push({
+      ...echo,
+      ...(sent.sync_id !== undefined && { sync_id: sent.sync_id }),
+      ...(sent.enclosure_url !== undefined && { enclosure_url: sent.enclosure_url }),
+      message: o.message,
+    });
+  });
+  return result;
+}
+
 export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
   route(
@@ -188,31 +209,9 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       post: async (req, res) => {
         const body = parseBody(episodesBody, req.body);
         if (body.length > MAX_ITEMS) throw new PayloadTooLarge(`At most ${MAX_ITEMS} episodes in one request`);
-        const writes = body.map(writeOf);
-        const valid = writes.filter((w): w is records.RecordWrite => typeof w !== 'string');
-        const saved = await records.save(ctx.db, currentUser(req), valid, { maxFavourites: ctx.config.favouritesMax });
-        const result: z.infer<typeof episodesResult> = { success: [], failure: [] };
-        body.forEach((sent, i) => {
-          const w = writes[i]!;
-          const echo = { ...(sent.temporary_id !== undefined && { temporary_id: sent.temporary_id }) };
-          const o = typeof w === 'string' ? { ok: false as const, message: w } : saved.shift()!;
-          if (o.ok) {
-            result.success.push({
-              ...echo,
-              sync_id: o.syncId,
-              podcast_guid: o.podcastGuid ?? podcastGuid(o.podcastUrl),
-              enclosure_url: o.enclosureUrl,
-            });
-          } else {
-            result.failure.push({
-              ...echo,
-              ...(sent.sync_id !== undefined && { sync_id: sent.sync_id }),
-              ...(sent.enclosure_url !== undefined && { enclosure_url: sent.enclosure_url }),
-              message: o.message,
-            });
-          }
-        });
-        res.json(result);
+        const limits = { maxFavourites: ctx.config.favouritesMax };
+        const outcomes = await records.save(ctx.db, currentUser(req), body.map(writeOf), limits);
+        res.json(presentOutcomes(body, outcomes));
       },
     },
     [user],
