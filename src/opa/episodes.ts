@@ -100,13 +100,6 @@ export const episodesResult = z
 type EpisodeRecord = z.infer<typeof episodeRecord>;
 type Write = z.infer<typeof episodeWrite>;
 
-/** A favorite_status as sent: its value must be a boolean (the schema takes anything, to answer per record). */
-function favourite(s: { value: unknown; timestamp: string } | undefined) {
-  if (s === undefined) return undefined;
-  if (typeof s.value !== 'boolean') throw new Error('Invalid favorite_status.value: expected a boolean');
-  return { value: s.value, timestamp: s.timestamp };
-}
-
 const out = <T>(s: records.Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
 
 function present(r: records.EpisodeRecord): EpisodeRecord {
@@ -130,43 +123,48 @@ function present(r: records.EpisodeRecord): EpisodeRecord {
 /** What an app names an episode by in a /v1 body. */
 type IdentityFields = Pick<Write, 'podcast_guid' | 'podcast_url' | 'sync_id' | 'episode_guid' | 'enclosure_url'>;
 
-/** The episode a /v1 body names, as the domain takes it; throws an Error saying why when a guid is not a UUID. */
-export function identityOf(w: IdentityFields): records.EpisodeIdentity {
-  const guid = (name: string, value: string | undefined) => {
-    if (value === undefined) return undefined;
-    const parsed = parseGuid(value);
-    if (parsed === undefined) throw new Error(`Invalid ${name}: not a UUID`);
-    return parsed;
-  };
-  return {
-    podcastGuid: guid('podcast_guid', w.podcast_guid),
-    podcastUrl: w.podcast_url,
-    syncId: guid('sync_id', w.sync_id),
-    episodeGuid: w.episode_guid,
-    enclosureUrl: w.enclosure_url,
-  };
+/** A field that could not be read: why. */
+type Problem = { problem: string };
+const isProblem = (x: unknown): x is Problem => typeof x === 'object' && x !== null && 'problem' in x;
+
+/** A guid field read as a UUID. */
+function guidField(name: string, value: string | undefined): string | undefined | Problem {
+  if (value === undefined) return undefined;
+  return parseGuid(value) ?? { problem: `Invalid ${name}: not a UUID` };
 }
 
-/** A record as sent, as the domain takes it; or why not (its timestamps are the apps' local-less UTC). */
+/** The episode a /v1 body names, as the domain takes it; or why not (a guid that is not a UUID). */
+export function identityOf(w: IdentityFields): records.EpisodeIdentity | string {
+  const podcastGuid = guidField('podcast_guid', w.podcast_guid);
+  if (isProblem(podcastGuid)) return podcastGuid.problem;
+  const syncId = guidField('sync_id', w.sync_id);
+  if (isProblem(syncId)) return syncId.problem;
+  return { podcastGuid, podcastUrl: w.podcast_url, syncId, episodeGuid: w.episode_guid, enclosureUrl: w.enclosure_url };
+}
+
+/** A piece of state as sent, with its time read (the apps' zoneless times are UTC). */
+function stampedField<T>(name: string, sent: { value: T; timestamp: string } | undefined) {
+  if (sent === undefined) return undefined;
+  const at = parseTimestamp(sent.timestamp, { zonelessIsUtc: true });
+  return at ? { value: sent.value, at } : { problem: `Invalid ${name}.timestamp: expected an ISO 8601 date-time` };
+}
+
+/** A record as sent, as the domain takes it; or why not. */
 function writeOf(w: Write): records.RecordWrite | string {
-  const at = <T>(name: string, s: { value: T; timestamp: string } | undefined) => {
-    if (s === undefined) return undefined;
-    const when = parseTimestamp(s.timestamp, { zonelessIsUtc: true });
-    if (!when) throw new Error(`Invalid ${name}.timestamp: expected an ISO 8601 date-time`);
-    return { value: s.value, at: when };
+  const identity = identityOf(w);
+  if (typeof identity === 'string') return identity;
+  const fav = w.favorite_status;
+  if (fav && typeof fav.value !== 'boolean') return 'Invalid favorite_status.value: expected a boolean';
+  const state = {
+    position: stampedField('playback_position', w.playback_position),
+    played: stampedField('played_status', w.played_status),
+    isNew: stampedField('new_status', w.new_status),
+    downloaded: stampedField('download_status', w.download_status),
+    favourite: stampedField('favorite_status', fav as { value: boolean; timestamp: string } | undefined),
   };
-  try {
-    return {
-      ...identityOf(w),
-      position: at('playback_position', w.playback_position),
-      played: at('played_status', w.played_status),
-      isNew: at('new_status', w.new_status),
-      downloaded: at('download_status', w.download_status),
-      favourite: at('favorite_status', favourite(w.favorite_status)),
-    };
-  } catch (err) {
-    return (err as Error).message;
-  }
+  const problem = Object.values(state).find(isProblem);
+  if (problem) return problem.problem;
+  return { ...identity, ...(state as { [K in keyof typeof state]: Exclude<(typeof state)[K], Problem> }) };
 }
 
 /** One success or failure entry per record sent, in order, with its temporary_id echoed. */

@@ -86,11 +86,9 @@ function ifMatch(req: Request): number | '*' {
 
 /** The episode a body names; a guid that is not a UUID is the contract's 405. */
 function named(body: z.infer<typeof episodeIdentity>) {
-  try {
-    return identityOf(body);
-  } catch (err) {
-    throw new ValidationFailed((err as Error).message);
-  }
+  const identity = identityOf(body);
+  if (typeof identity === 'string') throw new ValidationFailed(identity);
+  return identity;
 }
 
 export function queueRoutes(ctx: ApiContext, user: RequestHandler): Router {
@@ -110,13 +108,7 @@ export function queueRoutes(ctx: ApiContext, user: RequestHandler): Router {
         const userId = currentUser(req);
         const match = ifMatch(req);
         const expected = match === '*' ? (await queue.read(ctx.db, userId)).version : match;
-        const identities = body.items.map((i) => {
-          try {
-            return identityOf(i);
-          } catch (err) {
-            return (err as Error).message;
-          }
-        });
+        const identities = body.items.map(identityOf);
         const valid = identities.map((i) => (typeof i === 'string' ? {} : i));
         const done = await queue.replace(ctx.db, userId, expected, valid, limits());
         if (done.stale) {
