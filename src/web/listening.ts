@@ -6,7 +6,7 @@ import * as listening from '../episodes/listening';
 import * as subscriptions from '../subscriptions/service';
 import { PageError } from './errors';
 import { duration, when } from './format';
-import { marksOf } from './queue';
+import { marksOf, nextInQueue } from './queue';
 import { formField } from './session';
 import { guidOf } from './subscriptions';
 import { render } from './views';
@@ -80,12 +80,14 @@ export function listeningRoutes(ctx: ApiContext): Router {
   route(r, '/web/episodes/:id', {
     get: async (req, res) => {
       const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
+      const marks = await marksOf(ctx, currentUser(req), [episode]);
       render(res, 'episode', {
         title: episode.title ?? episode.enclosureUrl ?? 'Episode',
         // A feed's episode: the player is a page of the subscriptions, whichever page led to it.
         section: 'subscriptions',
         episode,
-        marks: await marksOf(ctx, currentUser(req), [episode]),
+        marks,
+        next: nextInQueue(marks.queue, episode.id),
         back: req.originalUrl,
         scripts: ['/static/player.js'],
         when,

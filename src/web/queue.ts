@@ -33,7 +33,18 @@ export async function marksOf(ctx: ApiContext, userId: number, shown: Shown[]) {
   return {
     favourite: new Set(withAudio.filter((e) => favs.has(syncIdOf(e.enclosureUrl))).map((e) => e.id)),
     queued: new Set(shown.filter((e) => queued.has(e.id)).map((e) => e.id)),
+    queue: q.items,
   };
+}
+
+/**
+ * What the player goes on to when an episode ends: the item after it in Up next, else (an episode not on
+ * the list) the first; only episodes a feed lists (the player needs their page).
+ */
+export function nextInQueue(items: queue.QueueItem[], itemId: string): queue.QueueItem | undefined {
+  const playable = items.filter((i) => i.itemId !== null);
+  const at = playable.findIndex((i) => i.itemId === itemId);
+  return at === -1 ? playable[0] : playable[at + 1];
 }
 
 /** Back to where a form was posted from (a page of the web page's episodes, Up next or Favourites). */

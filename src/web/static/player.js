@@ -1,11 +1,18 @@
 'use strict';
 // The episode page's player: it starts at the position the apps synced, and writes the position back as
 // an episode action (device "web") when paused, every 30 s while playing, and when the page is left while
-// playing. The page works without it: the audio element plays, and "Mark played" is a form.
+// playing. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
+// next episode of Up next opens and plays. Skip back 10 s and forward 30 s, a speed (kept in this browser
+// for the podcast), keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
+// lock screen's and headphones' controls (the Media Session API). The page works without it: the audio
+// element plays, and "Mark played" is a form.
 (() => {
   const audio = document.getElementById('player');
   if (!audio) return;
   const status = document.getElementById('player-status');
+  const controls = document.getElementById('player-controls');
+  const speed = document.getElementById('speed');
+  const next = audio.dataset.next;
   const start = Number(audio.dataset.start) || 0;
   const whole = (n) => String(Math.max(0, Math.floor(Number.isFinite(n) ? n : 0)));
   let started = start;
@@ -33,6 +40,7 @@
   // The metadata may have arrived before this deferred script ran (a fast or cached source).
   if (audio.readyState >= HTMLMediaElement.HAVE_METADATA) seek();
   else audio.addEventListener('loadedmetadata', seek, { once: true });
+  let saving = Promise.resolve();
   audio.addEventListener('play', () => {
     started = audio.currentTime;
     clearInterval(timer);
@@ -40,9 +48,105 @@
   });
   audio.addEventListener('pause', () => {
     clearInterval(timer);
-    save();
+    saving = save();
   });
   window.addEventListener('pagehide', () => {
     if (!audio.paused) navigator.sendBeacon(audio.dataset.save, body());
   });
+
+  // Through Up next: the end is saved (the pause before "ended" wrote it), then the next episode opens.
+  const goNext = () => {
+    if (next) location.href = next;
+  };
+  audio.addEventListener('ended', () => {
+    if (next) saving.then(goNext);
+  });
+  // Opened as the next of Up next: play (the browser may refuse without a gesture; the player stays).
+  if (new URLSearchParams(location.search).has('play')) audio.play().catch(() => say('Press play to go on.'));
+
+  // Skip and speed.
+  const skip = (seconds) => {
+    const end = Number.isFinite(audio.duration) ? audio.duration : Infinity;
+    audio.currentTime = Math.max(0, Math.min(end, audio.currentTime + seconds));
+  };
+  const rateKey = `castsync-speed:${audio.dataset.podcast ?? ''}`;
+  const setRate = (rate) => {
+    audio.playbackRate = rate;
+    audio.defaultPlaybackRate = rate;
+    speed.value = String(rate);
+    try {
+      localStorage.setItem(rateKey, String(rate));
+    } catch {
+      // Storage refused (a private window): the speed holds for this page only.
+    }
+  };
+  if (controls && speed) {
+    controls.hidden = false;
+    for (const button of controls.querySelectorAll('[data-skip]')) {
+      button.addEventListener('click', () => skip(Number(button.dataset.skip)));
+    }
+    speed.addEventListener('change', () => setRate(Number(speed.value)));
+    const kept = Number(localStorage.getItem(rateKey));
+    if ([...speed.options].some((o) => Number(o.value) === kept)) setRate(kept);
+    const rates = [...speed.options].map((o) => Number(o.value));
+    const step = (by) => {
+      const at = rates.indexOf(audio.playbackRate);
+      setRate(rates[Math.max(0, Math.min(rates.length - 1, (at === -1 ? rates.indexOf(1) : at) + by))]);
+    };
+    document.addEventListener('keydown', (event) => {
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      if (event.target.closest('input, select, textarea, button, a, audio')) return;
+      const keys = {
+        k: () => (audio.paused ? audio.play() : audio.pause()),
+        ' ': () => (audio.paused ? audio.play() : audio.pause()),
+        j: () => skip(-10),
+        l: () => skip(30),
+        '<': () => step(-1),
+        '>': () => step(1),
+      };
+      const act = keys[event.key];
+      if (!act) return;
+      event.preventDefault();
+      act();
+    });
+  }
+
+  // The lock screen and headphones.
+  if ('mediaSession' in navigator) {
+    const session = navigator.mediaSession;
+    session.metadata = new MediaMetadata({
+      title: audio.dataset.title || document.title,
+      artist: audio.dataset.podcast ?? '',
+      album: audio.dataset.podcast ?? '',
+      artwork: audio.dataset.artwork ? [{ src: audio.dataset.artwork }] : [],
+    });
+    const handlers = {
+      play: () => audio.play(),
+      pause: () => audio.pause(),
+      seekbackward: (d) => skip(-(d.seekOffset || 10)),
+      seekforward: (d) => skip(d.seekOffset || 30),
+      seekto: (d) => {
+        audio.currentTime = d.seekTime;
+      },
+      nexttrack: next ? goNext : null,
+    };
+    for (const [action, handler] of Object.entries(handlers)) {
+      try {
+        session.setActionHandler(action, handler);
+      } catch {
+        // An action this browser does not know.
+      }
+    }
+    const position = () => {
+      if (!Number.isFinite(audio.duration)) return;
+      session.setPositionState({
+        duration: audio.duration,
+        playbackRate: audio.playbackRate,
+        position: Math.min(audio.currentTime, audio.duration),
+      });
+    };
+    for (const event of ['loadedmetadata', 'ratechange', 'seeked', 'play', 'pause']) {
+      audio.addEventListener(event, position);
+    }
+  }
 })();

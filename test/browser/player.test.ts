@@ -1,0 +1,131 @@
+import type http from 'node:http';
+import pino from 'pino';
+import { loadConfig } from '../../src/config';
+import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
+import { as } from '../helpers/app';
+import { browserWorld, check } from '../helpers/browser';
+import { feedServer, xml } from '../helpers/feed-server';
+
+// The player through Up next, in Chromium: the lock screen's metadata, speed and skip, keys; an episode
+// that ends is a played action the apps see, leaves Up next, and the next one opens and plays.
+
+const world = browserWorld();
+let server: Awaited<ReturnType<typeof feedServer>>;
+
+/** `seconds` of 8 kHz, 8-bit mono silence. */
+function wav(seconds: number): Buffer {
+  const data = Buffer.alloc(8000 * seconds, 128);
+  const head = Buffer.alloc(44);
+  head.write('RIFF', 0);
+  head.writeUInt32LE(36 + data.length, 4);
+  head.write('WAVEfmt ', 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(1, 20);
+  head.writeUInt16LE(1, 22);
+  head.writeUInt32LE(8000, 24);
+  head.writeUInt32LE(8000, 28);
+  head.writeUInt16LE(1, 32);
+  head.writeUInt16LE(8, 34);
+  head.write('data', 36);
+  head.writeUInt32LE(data.length, 40);
+  return Buffer.concat([head, data]);
+}
+/** The file, with range requests (a player seeks with them). */
+const audio = (body: Buffer) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+  const headers = { 'content-type': 'audio/wav', 'accept-ranges': 'bytes' };
+  if (!range) return void res.writeHead(200, { ...headers, 'content-length': body.length }).end(body);
+  const start = Number(range[1]);
+  const end = range[2] ? Math.min(Number(range[2]), body.length - 1) : body.length - 1;
+  res
+    .writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${body.length}` })
+    .end(body.subarray(start, end + 1));
+};
+
+const feed = () => `<?xml version="1.0"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+  <channel><title>Player Radio</title>
+    <item><guid>p-2</guid><title>Second</title><pubDate>Tue, 02 Jan 2024 10:00:00 GMT</pubDate>
+      <enclosure url="${server.url('/second.wav')}" type="audio/wav"/></item>
+    <item><guid>p-1</guid><title>First</title><pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate>
+      <enclosure url="${server.url('/first.wav')}" type="audio/wav"/></item>
+  </channel></rss>`;
+
+beforeAll(async () => {
+  server = await feedServer({
+    '/first.wav': audio(wav(20)),
+    '/second.wav': audio(wav(20)),
+    '/feed': (req, res) => xml(feed())(req, res),
+  });
+});
+afterAll(() => server?.close());
+
+test('lock-screen metadata, speed and skip; at the end: played for the apps, off Up next, the next one plays', async () => {
+  const { t, origin } = world;
+  const u = await t.user('player');
+  const api = as(t, u);
+  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
+  await fetchDueFeeds(
+    { db: t.db, logger: pino({ level: 'silent' }) },
+    fetcherSettings(loadConfig({ FEED_FETCH_ALLOW_CIDRS: '127.0.0.1/32' }, { dotenvFile: false })),
+  );
+  for (const name of ['first', 'second']) {
+    const added = await api.post('/v1/queue/items', {
+      podcast_url: server.url('/feed'),
+      enclosure_url: server.url(`/${name}.wav`),
+    });
+    expect(added.status).toBe(201);
+  }
+  const ids = Object.fromEntries(
+    (
+      await t.db.query<{ title: string; id: string }>(
+        "SELECT title, id::text AS id FROM feed_items WHERE title IN ('First', 'Second')",
+      )
+    ).rows.map((r) => [r.title, r.id]),
+  );
+
+  const page = await world.newPage();
+  await world.signIn(page, u, `/web/episodes/${ids.First}`);
+  expect(await page.$eval('#next', (a) => a.textContent)).toBe('Second');
+  await page.waitForFunction('navigator.mediaSession.metadata && navigator.mediaSession.metadata.title === "First"');
+  expect(await page.evaluate('navigator.mediaSession.metadata.artist')).toBe('Player Radio');
+  await check(page, 'player');
+
+  // Speed, kept for the podcast; skip back and forward with the buttons and the keys.
+  await page.select('#speed', '2');
+  expect(await page.evaluate('document.getElementById("player").playbackRate')).toBe(2);
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.evaluate('document.getElementById("player").currentTime = 12');
+  await page.click('button[data-skip="-10"]');
+  expect(await page.evaluate('Math.round(document.getElementById("player").currentTime)')).toBe(2);
+  await page.evaluate('document.activeElement.blur()');
+  await page.keyboard.press('l');
+  expect(await page.evaluate('Math.round(document.getElementById("player").currentTime)')).toBe(20);
+
+  // Play from 15 s: at the end the next episode opens and plays, at the kept speed.
+  await page.evaluate('document.getElementById("player").currentTime = 15');
+  await Promise.all([
+    page.waitForNavigation({ timeout: 20_000 }),
+    page.evaluate('document.getElementById("player").play()'),
+  ]);
+  expect(page.url()).toBe(`${origin}/web/episodes/${ids.Second}?play=1`);
+  await page.waitForFunction('!document.getElementById("player").paused', { timeout: 10_000 });
+  expect(await page.evaluate('document.getElementById("player").playbackRate')).toBe(2);
+  expect(await page.evaluate('navigator.mediaSession.metadata.title')).toBe('Second');
+
+  // The first is played for a gpodder app, and it left Up next.
+  const actions = (await api.get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions as {
+    episode: string;
+    position: number;
+    total: number;
+    device: string;
+  }[];
+  const ended = actions.filter((a) => a.episode === server.url('/first.wav'));
+  expect(ended.at(-1)).toMatchObject({ position: 20, total: 20, device: 'web' });
+  const queue = (await api.get('/v1/queue')).body.items as { title: string }[];
+  expect(queue.map((i) => i.title)).toEqual(['Second']);
+
+  const small = await world.newPage(390, 844);
+  await world.signIn(small, u, `/web/episodes/${ids.Second}`);
+  await small.waitForFunction('!document.getElementById("player-controls").hidden');
+  await check(small, 'player-phone');
+}, 90_000);
