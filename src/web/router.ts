@@ -47,6 +47,13 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const { allowRegistration: registration, passwordLogin } = ctx.config;
 
   r.use('/static', express.static(STATIC_DIR, { index: false, maxAge: '1h' }));
+  // The service worker, at the root so that its scope is the whole site; never cached, so a new release's
+  // worker is found at the next visit.
+  route(r, '/sw.js', {
+    get: (_req, res) => {
+      res.set('Cache-Control', 'no-cache').type('text/javascript').sendFile('sw.js', { root: STATIC_DIR });
+    },
+  });
   // Feed artwork comes from the feeds' own hosts; nothing else on these pages is from elsewhere.
   r.use(['/web', '/login/flow'], (_req, res, next) => {
     res.set('Content-Security-Policy', CSP);

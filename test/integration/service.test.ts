@@ -59,9 +59,10 @@ describe('OpenAPI document and docs', () => {
   test('every route the app serves is in the document, and every documented route is served', async () => {
     const doc = (await request(t.app).get('/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
-    // The web page's pages and forms are for people, not an API (docs/web.md); the approval page that
-    // apps open is documented.
-    const page = (r: string) => r === 'get /' || / \/web\//.test(r) || r === 'post /login/flow/{code}';
+    // The web page's pages and forms, and its service worker, are for people, not an API (docs/web.md);
+    // the approval page that apps open is documented.
+    const page = (r: string) =>
+      r === 'get /' || r === 'get /sw.js' || / \/web\//.test(r) || r === 'post /login/flow/{code}';
     const all = servedRoutes(t.app);
     expect(all).toEqual(expect.arrayContaining(['get /', 'get /web/subscriptions', 'post /login/flow/{code}']));
     const served = all.filter((r) => !page(r));
