@@ -114,7 +114,7 @@ export async function savePosition(
   db: Queryable,
   userId: number,
   id: string,
-  at: { started?: number | undefined; position: number; total?: number | undefined },
+  at: { started?: number | undefined; position: number; total?: number | undefined; when?: Date | undefined },
 ): Promise<void> {
   const e = await episode(db, userId, id);
   if (e.enclosureUrl === null) throw new NotFound();
@@ -124,7 +124,8 @@ export async function savePosition(
       episodeUrl: e.enclosureUrl,
       guid: e.guid ?? undefined,
       action: 'play',
-      at: new Date(),
+      // The browser's time of the play (a position kept while offline is sent later); never ahead of now.
+      at: at.when !== undefined && at.when < new Date() ? at.when : new Date(),
       started: at.started,
       position: at.position,
       total: at.total ?? e.duration ?? undefined,

@@ -4,6 +4,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import * as listening from '../episodes/listening';
 import * as subscriptions from '../subscriptions/service';
+import { parseTimestamp } from '../timestamps';
 import { PageError } from './errors';
 import { duration, when } from './format';
 import { marksOf, nextInQueue } from './queue';
@@ -101,10 +102,14 @@ export function listeningRoutes(ctx: ApiContext): Router {
       const position = seconds(req, 'position');
       if (position === undefined) throw new PageError(400, 'position: a whole number of seconds');
       const total = seconds(req, 'total');
+      const sentAt = formField(req, 'at');
+      const when = sentAt ? parseTimestamp(sentAt) : undefined;
+      if (sentAt && !when) throw new PageError(400, 'at: an ISO 8601 time with its zone');
       await listening.savePosition(ctx.db, currentUser(req), String(req.params.id), {
         started: seconds(req, 'started'),
         position,
         total: total === 0 ? undefined : total,
+        when,
       });
       res.status(204).end();
     },

@@ -129,3 +129,51 @@ test('lock-screen metadata, speed and skip; at the end: played for the apps, off
   await small.waitForFunction('!document.getElementById("player-controls").hidden');
   await check(small, 'player-phone');
 }, 90_000);
+
+test('offline, the positions wait in the browser and arrive in order when it is back; a later app position still wins', async () => {
+  const { t } = world;
+  const u = await t.user('offline');
+  const api = as(t, u);
+  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
+  const first = (await t.db.query<{ id: string }>("SELECT id::text AS id FROM feed_items WHERE title = 'First'"))
+    .rows[0]!.id;
+  const page = await world.newPage();
+  await world.signIn(page, u, `/web/episodes/${first}`);
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.evaluate('document.getElementById("player").currentTime = 5');
+
+  await page.setOfflineMode(true);
+  await page.evaluate('document.getElementById("player").play()');
+  await page.waitForFunction('document.getElementById("player").currentTime >= 6.5', { timeout: 15_000 });
+  await page.evaluate('document.getElementById("player").pause()');
+  await page.waitForFunction('document.getElementById("player-status").textContent.includes("kept in this browser")');
+  expect(await page.evaluate('JSON.parse(localStorage.getItem("castsync-pending-positions")).length')).toBe(1);
+
+  // Meanwhile a phone, online, plays on to 15 s, a minute later.
+  const later = new Date(Date.now() + 60_000).toISOString().slice(0, 19);
+  await api.post(`/api/2/episodes/${u.name}.json`, [
+    {
+      podcast: server.url('/feed'),
+      episode: server.url('/first.wav'),
+      action: 'play',
+      position: 15,
+      total: 20,
+      timestamp: later,
+    },
+  ]);
+
+  // Back online: the kept position is sent, and the phone's later one stays the episode's position.
+  await page.setOfflineMode(false);
+  await page.waitForFunction('JSON.parse(localStorage.getItem("castsync-pending-positions")).length === 0', {
+    timeout: 10_000,
+  });
+  const actions = (await api.get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions as {
+    device?: string;
+    position: number;
+  }[];
+  const fromWeb = actions.filter((a) => a.device === 'web');
+  expect(fromWeb).toHaveLength(1);
+  expect(fromWeb[0]!.position).toBeGreaterThanOrEqual(6);
+  const records = (await api.get('/v1/episodes')).body.episodes as { playback_position: { value: number } }[];
+  expect(records.map((r) => r.playback_position.value)).toEqual([15]);
+}, 60_000);

@@ -205,6 +205,26 @@ test("the web player's position reaches the gpodder and Nextcloud apps' next syn
   expect(bad.status).toBe(400);
 });
 
+test("a position sent later keeps the browser's time of it; a time that is not one is refused, one ahead is now", async () => {
+  const { agent } = await signedInAgent(t.app, u.name, u.password);
+  const id = await idOf('One');
+  const page = await agent.get(`/web/episodes/${id}`);
+  const send = (at: string) =>
+    agent.post(`/web/episodes/${id}/position`).type('form').send({ _csrf: csrfOf(page.text), position: '42', at });
+  expect((await send('yesterday')).status).toBe(400);
+  expect((await send('2025-05-01T08:00:00.000Z')).status).toBe(204);
+  expect((await send('2999-01-01T00:00:00.000Z')).status).toBe(204);
+  const actions = (await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions as {
+    device?: string;
+    position: number;
+    timestamp: string;
+  }[];
+  const stamps = actions.filter((a) => a.device === 'web' && a.position === 42).map((a) => a.timestamp);
+  expect(stamps).toHaveLength(2);
+  expect(stamps).toContain('2025-05-01T08:00:00');
+  expect(stamps.some((s) => s.startsWith(new Date().toISOString().slice(0, 4)))).toBe(true);
+});
+
 test('mark played works without script, and says so', async () => {
   const { agent } = await signedInAgent(t.app, u.name, u.password);
   const id = await idOf('Three');

@@ -1,7 +1,8 @@
 'use strict';
 // The episode page's player: it starts at the position the apps synced, and writes the position back as
 // an episode action (device "web") when paused, every 30 s while playing, and when the page is left while
-// playing. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
+// playing; while the server cannot be reached the positions wait in this browser and go, in order, when it
+// can. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
 // next episode of Up next opens and plays. Skip back 10 s and forward 30 s, a speed (kept in this browser
 // for the podcast), keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
 // lock screen's and headphones' controls (the Media Session API). The page works without it: the audio
@@ -24,15 +25,64 @@
       started: whole(started),
       position: whole(audio.currentTime),
       total: whole(audio.duration),
+      // The time of the play: a position kept while offline keeps it, so an app's later one wins.
+      at: new Date().toISOString(),
     });
   const say = (text) => {
     if (status) status.textContent = text;
   };
-  const save = () =>
-    fetch(audio.dataset.save, { method: 'POST', body: body(), credentials: 'same-origin' }).then(
+
+  // Positions the server could not be sent are kept in this browser, in order, and sent when it can be
+  // reached again (with this page's form token: the session's).
+  const PENDING = 'castsync-pending-positions';
+  const pending = () => {
+    try {
+      return JSON.parse(localStorage.getItem(PENDING) ?? '[]');
+    } catch {
+      return [];
+    }
+  };
+  const keep = (list) => {
+    try {
+      localStorage.setItem(PENDING, JSON.stringify(list));
+    } catch {
+      // Storage refused (a private window): the position is lost with the page, as without script.
+    }
+  };
+  const post = (url, fields) => {
+    const data = new URLSearchParams(fields);
+    data.set('_csrf', audio.dataset.csrf);
+    return fetch(url, { method: 'POST', body: data, credentials: 'same-origin' });
+  };
+  let flushing = false;
+  const flush = async () => {
+    if (flushing) return;
+    flushing = true;
+    try {
+      for (let list = pending(); list.length > 0; list = pending()) {
+        const r = await post(list[0].url, list[0].fields);
+        // Refused (an episode gone, a session ended): dropped, or it would block the others for good.
+        if (!r.ok && r.status !== 400 && r.status !== 404) break;
+        keep(pending().slice(1));
+      }
+    } catch {
+      // Still unreachable: the next "online" tries again.
+    } finally {
+      flushing = false;
+    }
+  };
+  const save = () => {
+    const fields = Object.fromEntries(body());
+    return post(audio.dataset.save, fields).then(
       (r) => say(r.ok ? `Position saved: ${whole(audio.currentTime)} s.` : 'The position could not be saved.'),
-      () => say('The position could not be saved: is the server reachable?'),
+      () => {
+        keep([...pending(), { url: audio.dataset.save, fields }]);
+        say('The server cannot be reached: the position is kept in this browser and sent when it can be.');
+      },
     );
+  };
+  window.addEventListener('online', flush);
+  flush();
 
   const seek = () => {
     if (start > 0 && (!Number.isFinite(audio.duration) || start < audio.duration)) audio.currentTime = start;
@@ -51,7 +101,9 @@
     saving = save();
   });
   window.addEventListener('pagehide', () => {
-    if (!audio.paused) navigator.sendBeacon(audio.dataset.save, body());
+    if (audio.paused) return;
+    if (navigator.onLine) navigator.sendBeacon(audio.dataset.save, body());
+    else keep([...pending(), { url: audio.dataset.save, fields: Object.fromEntries(body()) }]);
   });
 
   // Through Up next: the end is saved (the pause before "ended" wrote it), then the next episode opens.
