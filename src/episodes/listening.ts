@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/pool';
 import * as episodes from './service';
-import { NotFound } from '../errors';
+import { InvalidInput, NotFound } from '../errors';
 import { urlHashOf } from '../subscriptions/urls';
+import * as speeds from './speed-repo';
 import * as repo from './state-repo';
 
 // Listening: a feed's episodes with where the user is in each (docs/web.md), from the items the fetcher
@@ -139,4 +140,21 @@ export async function markPlayed(db: Queryable, userId: number, id: string): Pro
   const e = await episode(db, userId, id);
   const length = e.duration ?? 1;
   await savePosition(db, userId, id, { started: e.position ?? 0, position: length, total: length });
+}
+
+/** The speeds the web player offers (0.5x to 3x). */
+export const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3] as const;
+
+/** The speed the user plays the episode's podcast at on the web page (1 unless they chose one). */
+export async function speedFor(db: Queryable, userId: number, e: Episode): Promise<number> {
+  const hash = urlHashOf(e.feedUrl);
+  return (hash === undefined ? undefined : await speeds.speedOf(db, userId, hash)) ?? 1;
+}
+
+/** Keeps the speed for the podcast of the episode `id` (one of SPEEDS, else an InvalidInput). */
+export async function setSpeed(db: Queryable, userId: number, id: string, speed: number): Promise<void> {
+  if (!(SPEEDS as readonly number[]).includes(speed)) throw new InvalidInput(`speed: one of ${SPEEDS.join(', ')}`);
+  const e = await episode(db, userId, id);
+  const hash = urlHashOf(e.feedUrl);
+  if (hash) await speeds.setSpeed(db, userId, hash, speed);
 }

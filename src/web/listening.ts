@@ -89,6 +89,8 @@ export function listeningRoutes(ctx: ApiContext): Router {
         episode,
         marks,
         next: nextInQueue(marks.queue, episode.id),
+        speeds: listening.SPEEDS,
+        speed: await listening.speedFor(ctx.db, currentUser(req), episode),
         back: req.originalUrl,
         scripts: ['/static/player.js'],
         when,
@@ -111,6 +113,14 @@ export function listeningRoutes(ctx: ApiContext): Router {
         total: total === 0 ? undefined : total,
         when,
       });
+      res.status(204).end();
+    },
+  });
+  // The player's speed for the podcast (fetch from player.js): 204.
+  route(r, '/web/episodes/:id/speed', {
+    post: async (req, res) => {
+      const speed = Number(formField(req, 'speed'));
+      await listening.setSpeed(ctx.db, currentUser(req), String(req.params.id), speed);
       res.status(204).end();
     },
   });

@@ -124,9 +124,12 @@ test('lock-screen metadata, speed and skip; at the end: played for the apps, off
   const queue = (await api.get('/v1/queue')).body.items as { title: string }[];
   expect(queue.map((i) => i.title)).toEqual(['Second']);
 
+  // Another browser: the podcast's speed is the person's, from the server.
   const small = await world.newPage(390, 844);
   await world.signIn(small, u, `/web/episodes/${ids.Second}`);
   await small.waitForFunction('!document.getElementById("player-controls").hidden');
+  expect(await small.$eval('#speed', (s) => (s as unknown as { value: string }).value)).toBe('2');
+  expect(await small.evaluate('document.getElementById("player").playbackRate')).toBe(2);
   await check(small, 'player-phone');
 }, 90_000);
 
@@ -176,4 +179,26 @@ test('offline, the positions wait in the browser and arrive in order when it is 
   expect(fromWeb[0]!.position).toBeGreaterThanOrEqual(6);
   const records = (await api.get('/v1/episodes')).body.episodes as { playback_position: { value: number } }[];
   expect(records.map((r) => r.playback_position.value)).toEqual([15]);
+}, 60_000);
+
+test('the sleep timer at the end of the episode: it stops there, and the next one does not open', async () => {
+  const { t, origin } = world;
+  const u = await t.user('sleepy');
+  const api = as(t, u);
+  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
+  for (const name of ['first', 'second']) {
+    await api.post('/v1/queue/items', { podcast_url: server.url('/feed'), enclosure_url: server.url(`/${name}.wav`) });
+  }
+  const first = (await t.db.query<{ id: string }>("SELECT id::text AS id FROM feed_items WHERE title = 'First'"))
+    .rows[0]!.id;
+  const page = await world.newPage();
+  await world.signIn(page, u, `/web/episodes/${first}`);
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.select('#sleep', 'end');
+  expect(await page.$eval('#player-status', (p) => p.textContent)).toBe('Sleep timer: at the end of this episode.');
+  await page.evaluate('document.getElementById("player").currentTime = 18.5');
+  await page.evaluate('document.getElementById("player").play()');
+  await page.waitForFunction('document.getElementById("player").ended', { timeout: 10_000 });
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(page.url()).toBe(`${origin}/web/episodes/${first}`);
 }, 60_000);

@@ -225,6 +225,21 @@ test("a position sent later keeps the browser's time of it; a time that is not o
   expect(stamps.some((s) => s.startsWith(new Date().toISOString().slice(0, 4)))).toBe(true);
 });
 
+test("the player's speed is kept for the podcast on the server; a speed it does not offer is refused", async () => {
+  const { agent } = await signedInAgent(t.app, u.name, u.password);
+  const [one, three] = [await idOf('One'), await idOf('Three')];
+  const page = await agent.get(`/web/episodes/${one}`);
+  expect(page.text).toContain('<option value="1" selected>1×</option>');
+  const speed = (value: string) =>
+    agent.post(`/web/episodes/${one}/speed`).type('form').send({ _csrf: csrfOf(page.text), speed: value });
+  expect((await speed('7')).status).toBe(400);
+  expect((await speed('1.5')).status).toBe(204);
+  // Another episode of the same podcast plays at it too.
+  expect((await agent.get(`/web/episodes/${three}`)).text).toContain('<option value="1.5" selected>1.5×</option>');
+  expect((await speed('1')).status).toBe(204);
+  expect((await agent.get(`/web/episodes/${three}`)).text).toContain('<option value="1" selected>1×</option>');
+});
+
 test('mark played works without script, and says so', async () => {
   const { agent } = await signedInAgent(t.app, u.name, u.password);
   const id = await idOf('Three');

@@ -3,8 +3,8 @@
 // an episode action (device "web") when paused, every 30 s while playing, and when the page is left while
 // playing; while the server cannot be reached the positions wait in this browser and go, in order, when it
 // can. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
-// next episode of Up next opens and plays. Skip back 10 s and forward 30 s, a speed (kept in this browser
-// for the podcast), keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
+// next episode of Up next opens and plays. Skip back 10 s and forward 30 s, a speed (the person's for the
+// podcast, kept on the server), a sleep timer, keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
 // lock screen's and headphones' controls (the Media Session API). The page works without it: the audio
 // element plays, and "Mark played" is a form.
 (() => {
@@ -111,7 +111,7 @@
     if (next) location.href = next;
   };
   audio.addEventListener('ended', () => {
-    if (next) saving.then(goNext);
+    if (next && !sleepAtEnd) saving.then(goNext);
   });
   // Opened as the next of Up next: play (the browser may refuse without a gesture; the player stays).
   if (new URLSearchParams(location.search).has('play')) audio.play().catch(() => say('Press play to go on.'));
@@ -121,16 +121,12 @@
     const end = Number.isFinite(audio.duration) ? audio.duration : Infinity;
     audio.currentTime = Math.max(0, Math.min(end, audio.currentTime + seconds));
   };
-  const rateKey = `castsync-speed:${audio.dataset.podcast ?? ''}`;
-  const setRate = (rate) => {
+  // The speed is the person's for the podcast, kept on the server (the page comes with it selected).
+  const setRate = (rate, keepIt = true) => {
     audio.playbackRate = rate;
     audio.defaultPlaybackRate = rate;
     speed.value = String(rate);
-    try {
-      localStorage.setItem(rateKey, String(rate));
-    } catch {
-      // Storage refused (a private window): the speed holds for this page only.
-    }
+    if (keepIt) post(audio.dataset.speed, { speed: String(rate) }).catch(() => undefined);
   };
   if (controls && speed) {
     controls.hidden = false;
@@ -138,8 +134,7 @@
       button.addEventListener('click', () => skip(Number(button.dataset.skip)));
     }
     speed.addEventListener('change', () => setRate(Number(speed.value)));
-    const kept = Number(localStorage.getItem(rateKey));
-    if ([...speed.options].some((o) => Number(o.value) === kept)) setRate(kept);
+    setRate(Number(speed.value), false);
     const rates = [...speed.options].map((o) => Number(o.value));
     const step = (by) => {
       const at = rates.indexOf(audio.playbackRate);
@@ -160,6 +155,25 @@
       if (!act) return;
       event.preventDefault();
       act();
+    });
+  }
+
+  // The sleep timer: a pause after some minutes, or at the end of the episode (then no next one).
+  const sleep = document.getElementById('sleep');
+  let sleepAt;
+  let sleepAtEnd = false;
+  if (sleep) {
+    sleep.addEventListener('change', () => {
+      sleepAtEnd = sleep.value === 'end';
+      sleepAt = /^\d+$/.test(sleep.value) ? Date.now() + Number(sleep.value) * 60_000 : undefined;
+      say(sleep.value ? `Sleep timer: ${sleepAtEnd ? 'at the end of this episode' : `${sleep.value} min`}.` : '');
+    });
+    audio.addEventListener('timeupdate', () => {
+      if (sleepAt !== undefined && Date.now() >= sleepAt) {
+        sleepAt = undefined;
+        sleep.value = '';
+        audio.pause();
+      }
     });
   }
 
