@@ -210,7 +210,10 @@ test("a position sent later keeps the browser's time of it; a time that is not o
   const id = await idOf('One');
   const page = await agent.get(`/web/episodes/${id}`);
   const send = (at: string) =>
-    agent.post(`/web/episodes/${id}/position`).type('form').send({ _csrf: csrfOf(page.text), position: '42', at });
+    agent
+      .post(`/web/episodes/${id}/position`)
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), position: '42', at });
   expect((await send('yesterday')).status).toBe(400);
   expect((await send('2025-05-01T08:00:00.000Z')).status).toBe(204);
   expect((await send('2999-01-01T00:00:00.000Z')).status).toBe(204);
@@ -231,7 +234,10 @@ test("the player's speed is kept for the podcast on the server; a speed it does 
   const page = await agent.get(`/web/episodes/${one}`);
   expect(page.text).toContain('<option value="1" selected>1×</option>');
   const speed = (value: string) =>
-    agent.post(`/web/episodes/${one}/speed`).type('form').send({ _csrf: csrfOf(page.text), speed: value });
+    agent
+      .post(`/web/episodes/${one}/speed`)
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), speed: value });
   expect((await speed('7')).status).toBe(400);
   expect((await speed('1.5')).status).toBe(204);
   // Another episode of the same podcast plays at it too.
