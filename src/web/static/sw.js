@@ -1,8 +1,8 @@
 'use strict';
 // castsync's service worker: it keeps the page's own shell (the stylesheet, the scripts, the icons and an
-// offline page) so that the installed app opens and says so when the server cannot be reached. It never
-// keeps a page or an answer of the server: those hold one person's data, and every request for them goes
-// to the network. Signing out empties its cache (app.js).
+// offline page), fetched when it installs, so that the installed app opens and says so when the network is
+// gone. It never keeps a page or an answer of the server: those hold one person's data. Signing out
+// empties its cache (app.js); a new release's worker (a new SHELL name) fetches the shell anew.
 const SHELL = 'castsync-shell-v1';
 const FILES = [
   '/static/style.css',
@@ -29,27 +29,17 @@ self.addEventListener('activate', (event) => {
   );
 });
 
+// Online, the worker stays out of the way: every request goes to the network as if it were not there (no
+// page, no answer is kept, and redirects, cookies and statuses are the browser's own). Offline, a page is
+// the offline page and the shell's files come from the cache.
 self.addEventListener('fetch', (event) => {
   const request = event.request;
+  if (self.navigator.onLine || request.method !== 'GET') return;
   const url = new URL(request.url);
-  if (request.method !== 'GET' || url.origin !== location.origin) return;
+  if (url.origin !== location.origin) return;
   if (request.mode === 'navigate') {
-    // A page: always the server's; the offline page only when it cannot be reached.
-    event.respondWith(fetch(request).catch(() => caches.match('/static/offline.html')));
-    return;
-  }
-  if (FILES.includes(url.pathname)) {
-    // The shell: the network first (a new release's files), the kept copy when it cannot be reached.
-    event.respondWith(
-      fetch(request)
-        .then((response) => {
-          if (response.ok) {
-            const copy = response.clone();
-            event.waitUntil(caches.open(SHELL).then((cache) => cache.put(request, copy)));
-          }
-          return response;
-        })
-        .catch(() => caches.match(request)),
-    );
+    event.respondWith(caches.match('/static/offline.html'));
+  } else if (FILES.includes(url.pathname)) {
+    event.respondWith(caches.match(request).then((kept) => kept ?? fetch(request)));
   }
 });
