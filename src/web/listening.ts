@@ -92,7 +92,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
         speeds: listening.SPEEDS,
         speed: await listening.speedFor(ctx.db, currentUser(req), episode),
         back: req.originalUrl,
-        scripts: ['/static/player.js'],
+        scripts: ['/static/player.js', '/static/keep-playing.js'],
         when,
         duration,
       });

@@ -59,15 +59,20 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
+/** The user subscribes to the feed, and it is fetched (once: after that it is not due). */
+async function subscribe(api: ReturnType<typeof as>) {
+  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
+  await fetchDueFeeds(
+    { db: world.t.db, logger: pino({ level: 'silent' }) },
+    fetcherSettings(loadConfig({ FEED_FETCH_ALLOW_CIDRS: '127.0.0.1/32' }, { dotenvFile: false })),
+  );
+}
+
 test('lock-screen metadata, speed and skip; at the end: played for the apps, off Up next, the next one plays', async () => {
   const { t, origin } = world;
   const u = await t.user('player');
   const api = as(t, u);
-  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
-  await fetchDueFeeds(
-    { db: t.db, logger: pino({ level: 'silent' }) },
-    fetcherSettings(loadConfig({ FEED_FETCH_ALLOW_CIDRS: '127.0.0.1/32' }, { dotenvFile: false })),
-  );
+  await subscribe(api);
   for (const name of ['first', 'second']) {
     const added = await api.post('/v1/queue/items', {
       podcast_url: server.url('/feed'),
@@ -137,7 +142,7 @@ test('offline, the positions wait in the browser and arrive in order when it is 
   const { t } = world;
   const u = await t.user('offline');
   const api = as(t, u);
-  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
+  await subscribe(api);
   const first = (await t.db.query<{ id: string }>("SELECT id::text AS id FROM feed_items WHERE title = 'First'"))
     .rows[0]!.id;
   const page = await world.newPage();
@@ -185,7 +190,7 @@ test('the sleep timer at the end of the episode: it stops there, and the next on
   const { t, origin } = world;
   const u = await t.user('sleepy');
   const api = as(t, u);
-  await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
+  await subscribe(api);
   for (const name of ['first', 'second']) {
     await api.post('/v1/queue/items', { podcast_url: server.url('/feed'), enclosure_url: server.url(`/${name}.wav`) });
   }
@@ -201,4 +206,53 @@ test('the sleep timer at the end of the episode: it stops there, and the next on
   await page.waitForFunction('document.getElementById("player").ended', { timeout: 10_000 });
   await new Promise((r) => setTimeout(r, 1500));
   expect(page.url()).toBe(`${origin}/web/episodes/${first}`);
+}, 60_000);
+
+test('playing on between pages: Up next, Favourites, a feed, a star; the player in a bar, still playing', async () => {
+  const { t, origin } = world;
+  const u = await t.user('wander');
+  const api = as(t, u);
+  await subscribe(api);
+  const first = (await t.db.query<{ id: string }>("SELECT id::text AS id FROM feed_items WHERE title = 'First'"))
+    .rows[0]!.id;
+  await api.post('/v1/queue/items', { podcast_url: server.url('/feed'), enclosure_url: server.url('/second.wav') });
+  const page = await world.newPage();
+  await world.signIn(page, u, `/web/episodes/${first}`);
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.evaluate('document.getElementById("player").play()');
+  await page.waitForFunction('document.getElementById("player").currentTime > 0.5');
+  const playing = async () => {
+    const before = (await page.evaluate('document.getElementById("player").currentTime')) as number;
+    await page.waitForFunction(`document.getElementById("player").currentTime > ${before + 0.3}`);
+    expect(await page.evaluate('document.getElementById("player").paused')).toBe(false);
+  };
+
+  await page.click('nav a[href="/web/queue"]');
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Up next"');
+  expect(page.url()).toBe(`${origin}/web/queue`);
+  expect(await page.$eval('nav a[aria-current="page"]', (a) => a.textContent)).toBe('Up next');
+  expect(await page.$eval('#now-playing a', (a) => a.textContent)).toBe('First');
+  await playing();
+  await check(page, 'now-playing');
+
+  // A feed's episodes, and a star there: the form is sent in place.
+  await page.click('nav a[href="/web/subscriptions"]');
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Subscriptions"');
+  await page.click('main a.title');
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Player Radio"');
+  await page.click('button[aria-label="Favourite: Second"]');
+  await page.waitForFunction(
+    'document.querySelector(\'button[aria-label="Favourite: Second"]\').getAttribute("aria-pressed") === "true"',
+  );
+  await playing();
+  expect(((await api.get(`/api/2/favorites/${u.name}.json`)).body as { title: string }[]).map((f) => f.title)).toEqual([
+    'Second',
+  ]);
+
+  // Favourites, then back: still in place, still playing.
+  await page.click('nav a[href="/web/favourites"]');
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Favourites"');
+  await page.goBack();
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Player Radio"');
+  await playing();
 }, 60_000);
