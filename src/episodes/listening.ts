@@ -2,7 +2,7 @@ import type { Queryable } from '../db/pool';
 import * as episodes from './service';
 import { InvalidInput, NotFound } from '../errors';
 import { urlHashOf } from '../subscriptions/urls';
-import * as speeds from './speed-repo';
+import * as player from './player-repo';
 import * as repo from './state-repo';
 
 // Listening: a feed's episodes with where the user is in each (docs/web.md), from the items the fetcher
@@ -148,7 +148,7 @@ export const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3] as const;
 /** The speed the user plays the episode's podcast at on the web page (1 unless they chose one). */
 export async function speedFor(db: Queryable, userId: number, e: Episode): Promise<number> {
   const hash = urlHashOf(e.feedUrl);
-  return (hash === undefined ? undefined : await speeds.speedOf(db, userId, hash)) ?? 1;
+  return (hash === undefined ? undefined : await player.speedOf(db, userId, hash)) ?? 1;
 }
 
 /** Keeps the speed for the podcast of the episode `id` (one of SPEEDS, else an InvalidInput). */
@@ -156,5 +156,23 @@ export async function setSpeed(db: Queryable, userId: number, id: string, speed:
   if (!(SPEEDS as readonly number[]).includes(speed)) throw new InvalidInput(`speed: one of ${SPEEDS.join(', ')}`);
   const e = await episode(db, userId, id);
   const hash = urlHashOf(e.feedUrl);
-  if (hash) await speeds.setSpeed(db, userId, hash, speed);
+  if (hash) await player.setSpeed(db, userId, hash, speed);
+}
+
+/** The skip lengths the web player offers, back and forward, in seconds. */
+export const SKIPS = { back: [5, 10, 15, 30, 45, 60], forward: [10, 15, 30, 45, 60, 90, 120] } as const;
+export const DEFAULT_SKIPS: player.SkipLengths = { back: 10, forward: 30 };
+
+/** The user's skip lengths on the web player (10 s back and 30 s forward unless they chose others). */
+export async function skipLengths(db: Queryable, userId: number): Promise<player.SkipLengths> {
+  return (await player.skipLengthsOf(db, userId)) ?? DEFAULT_SKIPS;
+}
+
+/** Keeps the user's skip lengths (each one of SKIPS, else an InvalidInput). */
+export async function setSkipLengths(db: Queryable, userId: number, skips: player.SkipLengths): Promise<void> {
+  for (const way of ['back', 'forward'] as const) {
+    const allowed: readonly number[] = SKIPS[way];
+    if (!allowed.includes(skips[way])) throw new InvalidInput(`skip ${way}: one of ${allowed.join(', ')} seconds`);
+  }
+  await player.setSkipLengths(db, userId, skips);
 }

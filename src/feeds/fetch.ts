@@ -86,57 +86,86 @@ export async function readBody(res: http.IncomingMessage, maxBytes: number): Pro
 }
 
 /**
- * GETs a feed: conditional on the validators, redirects followed up to the limit with each target checked
- * again, the body capped, everything within one deadline. `movedTo` is where the leading run of permanent
- * redirects (301, 308) ended, when there was one: the feed's new home.
+ * GETs `start` with redirects followed up to the limit, each target checked again: the first answer that
+ * is not a redirect, and where the leading run of permanent redirects (301, 308) ended, if there was one.
  */
-export async function fetchFeed(
-  feedUrl: string,
+async function follow(
+  start: URL,
+  headers: Record<string, string>,
+  { policy, limits }: { policy: AddressPolicy; limits: FetchLimits },
+  abort: AbortSignal,
+): Promise<{ res: http.IncomingMessage; url: URL; movedTo: string | undefined }> {
+  let url = start;
+  let movedTo: string | undefined;
+  let stillPermanent = true;
+  for (let hop = 0; ; hop++) {
+    checkTarget(url, policy);
+    const res = await send(url, headers, policy, abort);
+    if (!REDIRECT.has(res.statusCode ?? 0)) return { res, url, movedTo };
+    res.resume();
+    const location = res.headers.location;
+    if (!location) throw new FetchFailed(`HTTP ${res.statusCode} without a Location`);
+    if (hop >= limits.maxRedirects) throw new FetchFailed(`more than ${limits.maxRedirects} redirects`);
+    url = new URL(location, url);
+    stillPermanent &&= PERMANENT.has(res.statusCode!);
+    if (stillPermanent) movedTo = url.href;
+  }
+}
+
+/**
+ * GETs a feed or a document: conditional on the validators, redirects followed up to the limit with each
+ * target checked again, the body capped, everything within one deadline. `movedTo` is where the leading
+ * run of permanent redirects (301, 308) ended, when there was one: the feed's new home.
+ */
+async function fetchBody(
+  address: string,
   validators: Validators,
-  { policy, limits, signal }: { policy: AddressPolicy; limits: FetchLimits; signal?: AbortSignal },
+  accept: string,
+  { policy, limits, signal }: { policy: AddressPolicy; limits: FetchLimits; signal?: AbortSignal | undefined },
 ): Promise<FetchResult> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const abort = signal ? AbortSignal.any([signal, deadline]) : deadline;
-  const headers: Record<string, string> = {
-    'user-agent': USER_AGENT,
-    accept: 'application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5',
-    'accept-encoding': 'gzip, deflate, br',
-  };
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept, 'accept-encoding': 'gzip, deflate, br' };
   if (validators.etag) headers['if-none-match'] = validators.etag;
   if (validators.lastModified) headers['if-modified-since'] = validators.lastModified;
-  let url = new URL(feedUrl);
-  let movedTo: string | undefined;
-  let stillPermanent = true;
   try {
-    for (let hop = 0; ; hop++) {
-      checkTarget(url, policy);
-      const res = await send(url, headers, policy, abort);
-      if (REDIRECT.has(res.statusCode ?? 0)) {
-        res.resume();
-        const location = res.headers.location;
-        if (!location) throw new FetchFailed(`HTTP ${res.statusCode} without a Location`);
-        if (hop >= limits.maxRedirects) throw new FetchFailed(`more than ${limits.maxRedirects} redirects`);
-        url = new URL(location, url);
-        stillPermanent &&= PERMANENT.has(res.statusCode!);
-        if (stillPermanent) movedTo = url.href;
-        continue;
-      }
-      if (res.statusCode === 304) {
-        res.resume();
-        return { kind: 'not-modified', movedTo };
-      }
-      if (res.statusCode !== 200) {
-        res.resume();
-        throw new FetchFailed(`HTTP ${res.statusCode}`);
-      }
-      const body = await readBody(res, limits.maxBytes);
-      const etag = res.headers.etag ?? null;
-      const lastModified = res.headers['last-modified'] ?? null;
-      return { kind: 'body', body, url: url.href, movedTo, validators: { etag, lastModified } };
+    const { res, url, movedTo } = await follow(new URL(address), headers, { policy, limits }, abort);
+    if (res.statusCode === 304) {
+      res.resume();
+      return { kind: 'not-modified', movedTo };
     }
+    if (res.statusCode !== 200) {
+      res.resume();
+      throw new FetchFailed(`HTTP ${res.statusCode}`);
+    }
+    const body = await readBody(res, limits.maxBytes);
+    const etag = res.headers.etag ?? null;
+    const lastModified = res.headers['last-modified'] ?? null;
+    return { kind: 'body', body, url: url.href, movedTo, validators: { etag, lastModified } };
   } catch (err) {
     throw failure(err, { deadline, timeoutMs: limits.timeoutMs, signal });
   }
+}
+
+type FetchOptions = { policy: AddressPolicy; limits: FetchLimits; signal?: AbortSignal };
+
+/** GETs a feed, conditional on the validators of its last answer (fetchBody). */
+export const fetchFeed = (feedUrl: string, validators: Validators, options: FetchOptions): Promise<FetchResult> =>
+  fetchBody(
+    feedUrl,
+    validators,
+    'application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5',
+    options,
+  );
+
+/**
+ * GETs a document a feed's item points to (its chapters, its transcript) under the same policy, redirect
+ * limit, size cap and deadline as a feed: the body.
+ */
+export async function fetchDocument(documentUrl: string, accept: string, options: FetchOptions): Promise<Buffer> {
+  const got = await fetchBody(documentUrl, { etag: null, lastModified: null }, accept, options);
+  if (got.kind !== 'body') throw new FetchFailed('HTTP 304 to an unconditional request');
+  return got.body;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/urls';
 import { cleanText } from '../text';
+import { podloveChapters, webUrl, type Chapter } from './chapters';
+import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';
 
 /** One episode of a feed, as its item (RSS 2.0) or entry (Atom) gives it. */
 export type FeedItem = {
@@ -20,6 +22,12 @@ export type FeedItem = {
   episode: number | null;
   /** Its place in the document (0: first). */
   ord: number;
+  /** Where its `podcast:chapters` document is. */
+  chaptersUrl: string | null;
+  /** Podlove Simple Chapters given inline. */
+  chapters: Chapter[] | null;
+  /** The `podcast:transcript` to show: of those it names, the first in FORMAT_PREFERENCE. */
+  transcript: { url: string; format: TranscriptFormat } | null;
 };
 
 /** The newest items kept of a feed. */
@@ -84,17 +92,6 @@ function attr(node: Node, name: string): string | null {
   return text((node as Record<string, unknown>)[`@${name}`]);
 }
 
-/** An http(s) URL, or null: a feed's links are shown to people and fetched, nothing else is kept. */
-function webUrl(value: string | null): string | null {
-  if (!value) return null;
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
-  } catch {
-    return null;
-  }
-}
-
 const guidOf = (node: Node): string | null => parseGuid(text(node) ?? '') ?? null;
 
 const list = (node: Node): Node[] => (node === undefined ? [] : Array.isArray(node) ? node : [node]);
@@ -126,9 +123,35 @@ function item(fields: Omit<FeedItem, 'key'>): FeedItem | null {
   return key === null ? null : { key, ...fields };
 }
 
+/** The transcript to show of the `podcast:transcript` elements: the preferred format castsync reads. */
+function transcript(nodes: Node): FeedItem['transcript'] {
+  const readable = list(nodes)
+    .slice(0, 20)
+    .map((n) => {
+      const url = webUrl(attr(n, 'url'));
+      const format = url === null ? null : transcriptFormat(attr(n, 'type'), url);
+      return url === null || format === null ? null : { url, format };
+    })
+    .filter((t) => t !== null);
+  const rank = (t: { format: TranscriptFormat }) => FORMAT_PREFERENCE.indexOf(t.format);
+  return readable.sort((a, b) => rank(a) - rank(b))[0] ?? null;
+}
+
+/** What an item (RSS or Atom) says of its chapters and transcript. */
+function companions(it: Record<string, Node>): Pick<FeedItem, 'chaptersUrl' | 'chapters' | 'transcript'> {
+  const podlove = list(it['psc:chapters'])[0] as Record<string, Node> | undefined;
+  const elements = podlove && typeof podlove === 'object' ? list(podlove['psc:chapter']) : [];
+  return {
+    chaptersUrl: webUrl(attr(it['podcast:chapters'], 'url')),
+    chapters: podloveChapters(elements.filter((e) => e !== null && typeof e === 'object') as Record<string, Node>[]),
+    transcript: transcript(it['podcast:transcript']),
+  };
+}
+
 function rssItem(it: Record<string, Node>, ord: number): FeedItem | null {
   const enclosure = list(it['enclosure'])[0];
   return item({
+    ...companions(it),
     guid: text(it['guid'], 2048),
     title: text(it['title']),
     enclosureUrl: webUrl(attr(enclosure, 'url')),
@@ -149,6 +172,7 @@ function atomItem(entry: Record<string, Node>, ord: number): FeedItem | null {
   const enclosure = links.find((l) => attr(l, 'rel') === 'enclosure');
   const alternate = links.find((l) => ['alternate', null].includes(attr(l, 'rel')) && attr(l, 'href'));
   return item({
+    ...companions(entry),
     guid: text(entry['id'], 2048),
     title: text(entry['title']),
     enclosureUrl: webUrl(attr(enclosure, 'href')),

@@ -127,55 +127,44 @@ export async function saveFetched(
   );
 }
 
+/** The columns of feed_items a fetch writes, their types, and where each comes from in a FeedItem. */
+const ITEM_FIELDS: [column: string, type: string, pick: (i: FeedItem) => string | number | null][] = [
+  ['item_key', 'text', (i) => i.key],
+  ['guid', 'text', (i) => i.guid],
+  ['title', 'text', (i) => i.title],
+  ['enclosure_url', 'text', (i) => i.enclosureUrl],
+  ['enclosure_hash', 'uuid', (i) => (i.enclosureUrl === null ? null : urlHash(i.enclosureUrl))],
+  ['enclosure_type', 'text', (i) => i.enclosureType],
+  ['enclosure_length', 'bigint', (i) => i.enclosureLength],
+  ['published_at', 'timestamptz', (i) => i.publishedAt?.toISOString() ?? null],
+  ['duration', 'int', (i) => i.duration],
+  ['link', 'text', (i) => i.link],
+  ['artwork_url', 'text', (i) => i.artworkUrl],
+  ['season', 'int', (i) => i.season],
+  ['episode', 'int', (i) => i.episode],
+  ['ord', 'int', (i) => i.ord],
+  ['chapters_url', 'text', (i) => i.chaptersUrl],
+  ['chapters', 'jsonb', (i) => (i.chapters === null ? null : JSON.stringify(i.chapters))],
+  ['transcript_url', 'text', (i) => i.transcript?.url ?? null],
+  ['transcript_format', 'text', (i) => i.transcript?.format ?? null],
+];
+const [columns, kept] = [ITEM_FIELDS.map(([c]) => c), ITEM_FIELDS.map(([c]) => c).filter((c) => c !== 'item_key')];
+const SAVE_ITEMS = `WITH given AS (
+    SELECT * FROM unnest(${ITEM_FIELDS.map(([, type], n) => `$${n + 2}::${type}[]`).join(', ')})
+      AS g (${columns.join(', ')})),
+  gone AS (
+    DELETE FROM feed_items i WHERE i.feed_hash = $1 AND i.item_key <> ALL ($2::text[]))
+  INSERT INTO feed_items (feed_hash, ${columns.join(', ')})
+  SELECT $1, g.* FROM given g ORDER BY g.item_key
+  ON CONFLICT (feed_hash, item_key) DO UPDATE SET ${kept.map((c) => `${c} = excluded.${c}`).join(', ')}
+  WHERE (${kept.map((c) => `feed_items.${c}`).join(', ')}) IS DISTINCT FROM (${kept.map((c) => `excluded.${c}`).join(', ')})`;
+
 /**
  * The feed's items as its last fetch listed them, in one statement: new ones added, changed ones updated
  * (an item keeps its id), and the ones the feed no longer lists removed. Unchanged items are not written.
  */
 export async function saveItems(db: Queryable, hash: string, items: FeedItem[]): Promise<void> {
-  const column = <T extends string | number | boolean | null>(pick: (i: FeedItem) => T) =>
-    arrayLiteral(items.map(pick));
-  await db.query(
-    `WITH given AS (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::bigint[],
-                            $9::timestamptz[], $10::int[], $11::text[], $12::text[], $13::int[], $14::int[], $15::int[])
-         AS g (item_key, guid, title, enclosure_url, enclosure_hash, enclosure_type, enclosure_length, published_at,
-               duration, link, artwork_url, season, episode, ord)),
-     gone AS (
-       DELETE FROM feed_items i WHERE i.feed_hash = $1 AND i.item_key <> ALL ($2::text[]))
-     INSERT INTO feed_items (feed_hash, item_key, guid, title, enclosure_url, enclosure_hash, enclosure_type,
-                             enclosure_length, published_at, duration, link, artwork_url, season, episode, ord)
-     SELECT $1, g.* FROM given g ORDER BY g.item_key
-     ON CONFLICT (feed_hash, item_key) DO UPDATE SET
-       guid = excluded.guid, title = excluded.title, enclosure_url = excluded.enclosure_url,
-       enclosure_hash = excluded.enclosure_hash, enclosure_type = excluded.enclosure_type,
-       enclosure_length = excluded.enclosure_length, published_at = excluded.published_at,
-       duration = excluded.duration, link = excluded.link, artwork_url = excluded.artwork_url,
-       season = excluded.season, episode = excluded.episode, ord = excluded.ord
-     WHERE (feed_items.guid, feed_items.title, feed_items.enclosure_url, feed_items.enclosure_type,
-            feed_items.enclosure_length, feed_items.published_at, feed_items.duration, feed_items.link,
-            feed_items.artwork_url, feed_items.season, feed_items.episode, feed_items.ord)
-           IS DISTINCT FROM
-           (excluded.guid, excluded.title, excluded.enclosure_url, excluded.enclosure_type,
-            excluded.enclosure_length, excluded.published_at, excluded.duration, excluded.link,
-            excluded.artwork_url, excluded.season, excluded.episode, excluded.ord)`,
-    [
-      hash,
-      column((i) => i.key),
-      column((i) => i.guid),
-      column((i) => i.title),
-      column((i) => i.enclosureUrl),
-      column((i) => (i.enclosureUrl === null ? null : urlHash(i.enclosureUrl))),
-      column((i) => i.enclosureType),
-      column((i) => i.enclosureLength),
-      column((i) => i.publishedAt?.toISOString() ?? null),
-      column((i) => i.duration),
-      column((i) => i.link),
-      column((i) => i.artworkUrl),
-      column((i) => i.season),
-      column((i) => i.episode),
-      column((i) => i.ord),
-    ],
-  );
+  await db.query(SAVE_ITEMS, [hash, ...ITEM_FIELDS.map(([, , pick]) => arrayLiteral(items.map(pick)))]);
 }
 
 /** A failed fetch: counted, the reason kept, due again after the back-off. */

@@ -5,6 +5,7 @@ import * as auth from '../auth/service';
 import * as reports from '../devices/reports';
 import * as devices from '../devices/service';
 import * as episodes from '../episodes/service';
+import * as listening from '../episodes/listening';
 import * as subscriptions from '../subscriptions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
@@ -48,6 +49,8 @@ export function accountRoutes(ctx: ApiContext): Router {
       passwordLogin: ctx.config.passwordLogin,
       timeZone,
       timeZones,
+      skips: await listening.skipLengths(ctx.db, currentUser(req)),
+      skipChoices: listening.SKIPS,
       when,
     });
   };
@@ -68,6 +71,16 @@ export function accountRoutes(ctx: ApiContext): Router {
       async (req, res) => {
         await stats.setTimeZone(ctx.db, currentUser(req), formField(req, 'time_zone') ?? '');
         await accountPage(req, res, [{ kind: 'ok', text: 'Your time zone was saved.' }]);
+      },
+    ],
+  });
+  route(r, '/web/account/player', {
+    post: [
+      again((req, res, notice) => accountPage(req, res, [notice])),
+      async (req, res) => {
+        const [back, forward] = [Number(formField(req, 'skip_back')), Number(formField(req, 'skip_forward'))];
+        await listening.setSkipLengths(ctx.db, currentUser(req), { back, forward });
+        await accountPage(req, res, [{ kind: 'ok', text: 'Your skip lengths were saved.' }]);
       },
     ],
   });

@@ -3,6 +3,7 @@ import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import * as listening from '../episodes/listening';
+import * as documents from '../feeds/documents';
 import * as subscriptions from '../subscriptions/service';
 import { parseTimestamp } from '../timestamps';
 import { PageError } from './errors';
@@ -91,11 +92,27 @@ export function listeningRoutes(ctx: ApiContext): Router {
         next: nextInQueue(marks.queue, episode.id),
         speeds: listening.SPEEDS,
         speed: await listening.speedFor(ctx.db, currentUser(req), episode),
+        skips: await listening.skipLengths(ctx.db, currentUser(req)),
+        declared: await documents.declaredOf(ctx, episode.id),
         back: req.originalUrl,
-        scripts: ['/static/player.js', '/static/keep-playing.js'],
+        scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js'],
         when,
         duration,
       });
+    },
+  });
+  // The episode's chapters and transcript as castsync keeps them (JSON for follow-along.js), fetched from
+  // where the feed says on the first request: only for a subscriber, like the episode's page.
+  route(r, '/web/episodes/:id/chapters', {
+    get: async (req, res) => {
+      const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
+      res.set('Cache-Control', 'private, no-cache').json(await documents.chaptersOf(ctx, episode.id));
+    },
+  });
+  route(r, '/web/episodes/:id/transcript', {
+    get: async (req, res) => {
+      const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
+      res.set('Cache-Control', 'private, no-cache').json(await documents.transcriptOf(ctx, episode.id));
     },
   });
   // The player's writes (fetch, or sendBeacon when the page is left): 204, nothing to show.

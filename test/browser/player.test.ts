@@ -1,8 +1,8 @@
-import type http from 'node:http';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { as } from '../helpers/app';
+import { audio, wav } from '../helpers/audio';
 import { browserWorld, check } from '../helpers/browser';
 import { feedServer, xml } from '../helpers/feed-server';
 
@@ -11,36 +11,6 @@ import { feedServer, xml } from '../helpers/feed-server';
 
 const world = browserWorld();
 let server: Awaited<ReturnType<typeof feedServer>>;
-
-/** `seconds` of 8 kHz, 8-bit mono silence. */
-function wav(seconds: number): Buffer {
-  const data = Buffer.alloc(8000 * seconds, 128);
-  const head = Buffer.alloc(44);
-  head.write('RIFF', 0);
-  head.writeUInt32LE(36 + data.length, 4);
-  head.write('WAVEfmt ', 8);
-  head.writeUInt32LE(16, 16);
-  head.writeUInt16LE(1, 20);
-  head.writeUInt16LE(1, 22);
-  head.writeUInt32LE(8000, 24);
-  head.writeUInt32LE(8000, 28);
-  head.writeUInt16LE(1, 32);
-  head.writeUInt16LE(8, 34);
-  head.write('data', 36);
-  head.writeUInt32LE(data.length, 40);
-  return Buffer.concat([head, data]);
-}
-/** The file, with range requests (a player seeks with them). */
-const audio = (body: Buffer) => (req: http.IncomingMessage, res: http.ServerResponse) => {
-  const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
-  const headers = { 'content-type': 'audio/wav', 'accept-ranges': 'bytes' };
-  if (!range) return void res.writeHead(200, { ...headers, 'content-length': body.length }).end(body);
-  const start = Number(range[1]);
-  const end = range[2] ? Math.min(Number(range[2]), body.length - 1) : body.length - 1;
-  res
-    .writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${body.length}` })
-    .end(body.subarray(start, end + 1));
-};
 
 const feed = () => `<?xml version="1.0"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
   <channel><title>Player Radio</title>

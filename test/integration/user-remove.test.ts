@@ -4,7 +4,7 @@ import { AuthCache } from '../../src/auth/cache';
 import { signInVouched } from '../../src/auth/identities';
 import { approveLoginFlow, removeUser } from '../../src/auth/service';
 import { moveFeed } from '../../src/subscriptions/service';
-import { setSpeed } from '../../src/episodes/speed-repo';
+import { setSkipLengths, setSpeed } from '../../src/episodes/player-repo';
 import { setTimeZone } from '../../src/stats/service';
 import { startImport } from '../../src/transfer/jobs';
 import { as, testApp, type TestApp } from '../helpers/app';
@@ -108,8 +108,9 @@ test('user remove leaves no row with that user id in any table', async () => {
   expect(starred.body.failure).toEqual([]);
   expect((await api.post('/v1/queue/items', episode)).status).toBe(201);
 
-  // The web player's speed for a podcast.
+  // The web player's speed for a podcast, and its skip lengths.
   await setSpeed(t.db, u.id, '00000000-0000-4000-8000-000000000001', 1.5);
+  await setSkipLengths(t.db, u.id, { back: 15, forward: 45 });
 
   // A move the feed fetcher followed, noted for the activity page.
   const moved = await moveFeed(t.db, u.id, a!.guid, {

@@ -3,7 +3,7 @@
 // an episode action (device "web") when paused, every 30 s while playing, and when the page is left while
 // playing; while the server cannot be reached the positions wait in this browser and go, in order, when it
 // can. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
-// next episode of Up next opens and plays. Skip back 10 s and forward 30 s, a speed (the person's for the
+// next episode of Up next opens and plays. Skip back and forward (10 s and 30 s, or the account's lengths), a speed (the person's for the
 // podcast, kept on the server), a sleep timer, keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
 // lock screen's and headphones' controls (the Media Session API). The page works without it: the audio
 // element plays, and "Mark played" is a form.
@@ -15,6 +15,9 @@
   const speed = document.getElementById('speed');
   const next = audio.dataset.next;
   const start = Number(audio.dataset.start) || 0;
+  // The person's skip lengths (the account page), else 10 s back and 30 s forward.
+  const back = Number(audio.dataset.skipBack) || 10;
+  const forward = Number(audio.dataset.skipForward) || 30;
   const whole = (n) => String(Math.max(0, Math.floor(Number.isFinite(n) ? n : 0)));
   let started = start;
   let timer;
@@ -146,8 +149,8 @@
       const keys = {
         k: () => (audio.paused ? audio.play() : audio.pause()),
         ' ': () => (audio.paused ? audio.play() : audio.pause()),
-        j: () => skip(-10),
-        l: () => skip(30),
+        j: () => skip(-back),
+        l: () => skip(forward),
         '<': () => step(-1),
         '>': () => step(1),
       };
@@ -189,8 +192,8 @@
     const handlers = {
       play: () => audio.play(),
       pause: () => audio.pause(),
-      seekbackward: (d) => skip(-(d.seekOffset || 10)),
-      seekforward: (d) => skip(d.seekOffset || 30),
+      seekbackward: (d) => skip(-(d.seekOffset || back)),
+      seekforward: (d) => skip(d.seekOffset || forward),
       seekto: (d) => {
         audio.currentTime = d.seekTime;
       },

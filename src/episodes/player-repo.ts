@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/pool';
 
-// The web player's speeds per podcast (table podcast_speeds: this file is its one writer).
+// The web player's settings: speeds per podcast and skip lengths (tables podcast_speeds and
+// player_settings: this file is their one writer).
 
 /** The speed the user chose for the podcast (by its feed's URL hash), if any. */
 export async function speedOf(db: Queryable, userId: number, podcastHash: string): Promise<number | undefined> {
@@ -21,5 +22,24 @@ export async function setSpeed(db: Queryable, userId: number, podcastHash: strin
     `INSERT INTO podcast_speeds (user_id, podcast_hash, speed) VALUES ($1, $2, $3)
      ON CONFLICT (user_id, podcast_hash) DO UPDATE SET speed = EXCLUDED.speed`,
     [userId, podcastHash, speed],
+  );
+}
+
+export type SkipLengths = { back: number; forward: number };
+
+/** The skip lengths the user chose, if any. */
+export async function skipLengthsOf(db: Queryable, userId: number): Promise<SkipLengths | undefined> {
+  const r = await db.query<SkipLengths>(
+    'SELECT skip_back AS back, skip_forward AS forward FROM player_settings WHERE user_id = $1',
+    [userId],
+  );
+  return r.rows[0];
+}
+
+export async function setSkipLengths(db: Queryable, userId: number, { back, forward }: SkipLengths): Promise<void> {
+  await db.query(
+    `INSERT INTO player_settings (user_id, skip_back, skip_forward) VALUES ($1, $2, $3)
+     ON CONFLICT (user_id) DO UPDATE SET skip_back = EXCLUDED.skip_back, skip_forward = EXCLUDED.skip_forward`,
+    [userId, back, forward],
   );
 }
