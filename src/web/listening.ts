@@ -8,7 +8,7 @@ import * as subscriptions from '../subscriptions/service';
 import { parseTimestamp } from '../timestamps';
 import { PageError } from './errors';
 import { duration, when } from './format';
-import { marksOf, nextInQueue } from './queue';
+import { marksOf, nextInQueue, previousInQueue } from './queue';
 import { formField } from './session';
 import { guidOf } from './subscriptions';
 import { render } from './views';
@@ -90,6 +90,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
         episode,
         marks,
         next: nextInQueue(marks.queue, episode.id),
+        previous: previousInQueue(marks.queue, episode.id),
         speeds: listening.SPEEDS,
         speed: await listening.speedFor(ctx.db, currentUser(req), episode),
         skips: await listening.skipLengths(ctx.db, currentUser(req)),

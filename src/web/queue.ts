@@ -47,6 +47,13 @@ export function nextInQueue(items: queue.QueueItem[], itemId: string): queue.Que
   return at === -1 ? playable[0] : playable[at + 1];
 }
 
+/** The lock screen's "previous": the item before the episode in Up next, if it is on the list and not first. */
+export function previousInQueue(items: queue.QueueItem[], itemId: string): queue.QueueItem | undefined {
+  const playable = items.filter((i) => i.itemId !== null);
+  const at = playable.findIndex((i) => i.itemId === itemId);
+  return at > 0 ? playable[at - 1] : undefined;
+}
+
 /** Back to where a form was posted from (a page of the web page's episodes, Up next or Favourites). */
 const backTo = (req: Request, fallback: string): string => {
   const back = formField(req, 'back');

@@ -198,6 +198,11 @@
         audio.currentTime = d.seekTime;
       },
       nexttrack: next ? goNext : null,
+      // Back to the start, or (within its first 3 s) to the episode before it in Up next.
+      previoustrack: () => {
+        if (audio.currentTime > 3 || !audio.dataset.previous) audio.currentTime = 0;
+        else location.href = audio.dataset.previous;
+      },
     };
     for (const [action, handler] of Object.entries(handlers)) {
       try {
