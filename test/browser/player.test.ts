@@ -61,11 +61,9 @@ test('lock-screen metadata, speed and skip; at the end: played for the apps, off
   const page = await world.newPage();
   // The lock screen's "previous" of the second is the first (its handler goes there within its first 3 s).
   await world.signIn(page, u, `/web/episodes/${ids.Second}`);
-  expect(await page.$eval('#player', (a) => (a as HTMLElement).dataset.previous)).toBe(
-    `/web/episodes/${ids.First}?play=1`,
-  );
+  expect(await page.$eval('#player', (a) => a.getAttribute('data-previous'))).toBe(`/web/episodes/${ids.First}?play=1`);
   await page.goto(`${origin}/web/episodes/${ids.First}`);
-  expect(await page.$eval('#player', (a) => (a as HTMLElement).dataset.previous)).toBeUndefined();
+  expect(await page.$eval('#player', (a) => a.getAttribute('data-previous'))).toBeNull();
   expect(await page.$eval('#next', (a) => a.textContent)).toBe('Second');
   await page.waitForFunction('navigator.mediaSession.metadata && navigator.mediaSession.metadata.title === "First"');
   expect(await page.evaluate('navigator.mediaSession.metadata.artist')).toBe('Player Radio');
