@@ -8,6 +8,7 @@ import { openDatabase } from './db/database';
 import { createPool } from './db/pool';
 import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
+import { retentionTasks } from './episodes/retention';
 import { feedTasks } from './feeds/fetcher';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
@@ -30,6 +31,7 @@ async function main(config: Config, logger: Logger) {
     authTasks(db, logger),
     transferTasks({ db, logger, config }),
     idleTasks({ db, logger, config }),
+    retentionTasks({ db, logger, config }),
   ];
   if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground }));
   const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
