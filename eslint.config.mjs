@@ -87,6 +87,7 @@ export default tseslint.config(
       'src/db/**',
       'src/jobs/**',
       'src/errors.ts',
+      'src/files.ts',
       'src/config.ts',
       'src/logger.ts',
       'src/context.ts',

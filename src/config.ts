@@ -98,6 +98,14 @@ const schema = z.object({
   GPODDER_ARCHIVE_MAX_ENTRIES: z.coerce.number().int().positive().default(2_000_000),
   QUEUE_MAX_ITEMS: z.coerce.number().int().positive().default(1000),
   FAVOURITES_MAX: z.coerce.number().int().positive().default(10_000),
+  // Idle accounts and retention (docs/idle-accounts.md): off unless set.
+  ARCHIVE_IDLE_AFTER_DAYS: z.coerce.number().int().positive().optional(),
+  ARCHIVE_DIR: z
+    .string()
+    .min(1)
+    .transform((v) => path.resolve(v))
+    .optional(),
+  EPISODE_HISTORY_RETENTION_DAYS: z.coerce.number().int().positive().optional(),
   PASSWORD_LOGIN: flag.default(true),
   SSO_CREATE_USERS: flag.default(false),
   OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
@@ -137,6 +145,9 @@ const combined = schema.superRefine((v, ctx) => {
   }
   if (v.DIRECTORY === 'podcastindex' && (v.PODCASTINDEX_KEY === undefined || v.PODCASTINDEX_SECRET === undefined)) {
     need('PODCASTINDEX_KEY', 'PODCASTINDEX_KEY and PODCASTINDEX_SECRET are required with DIRECTORY=podcastindex');
+  }
+  if (v.ARCHIVE_IDLE_AFTER_DAYS !== undefined && v.ARCHIVE_DIR === undefined) {
+    need('ARCHIVE_DIR', 'required with ARCHIVE_IDLE_AFTER_DAYS: the folder the archives of idle accounts go to');
   }
   if (!v.PASSWORD_LOGIN && v.ALLOW_REGISTRATION) {
     need('ALLOW_REGISTRATION', 'true needs PASSWORD_LOGIN (use SSO_CREATE_USERS with single sign-on)');

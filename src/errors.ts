@@ -52,3 +52,24 @@ export class SignInRefused extends DomainError {
     super(reason);
   }
 }
+
+/**
+ * The credentials of an account that was archived after a long time without use (docs/idle-accounts.md):
+ * refused, with how to bring it back. Only the account's own password or app password (or an identity
+ * provider vouching for the person) learns this; other credentials are refused as for an unknown name.
+ */
+export class AccountArchived extends DomainError {
+  constructor(
+    readonly username: string,
+    readonly archivedAt: Date,
+  ) {
+    super(
+      `The account ${username} was archived on ${archivedAt.toISOString().slice(0, 10)} after a long time ` +
+        "without use: its subscriptions and history are kept in a file. Ask this server's administrator to " +
+        `bring it back (castsync users restore ${username}); then sign in again as before.`,
+    );
+  }
+  get reason(): string {
+    return this.message;
+  }
+}

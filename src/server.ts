@@ -8,11 +8,13 @@ import { openDatabase } from './db/database';
 import { createPool } from './db/pool';
 import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
+import { retentionTasks } from './episodes/retention';
 import { feedTasks } from './feeds/fetcher';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
 import { transferTasks } from './transfer/jobs';
+import { idleTasks } from './transfer/idle';
 import { createLogger, type Logger } from './logger';
 
 async function main(config: Config, logger: Logger) {
@@ -24,7 +26,13 @@ async function main(config: Config, logger: Logger) {
   const state: AppState = { draining: false };
   const foreground = new Foreground();
   const app = createApp({ db, config, logger, authCache, state, foreground });
-  const tasks = [deletionTasks(db, logger), authTasks(db, logger), transferTasks({ db, logger, config })];
+  const tasks = [
+    deletionTasks(db, logger),
+    authTasks(db, logger),
+    transferTasks({ db, logger, config }),
+    idleTasks({ db, logger, config }),
+    retentionTasks({ db, logger, config }),
+  ];
   if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground }));
   const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
 

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import * as repo from './repo';
 import * as accounts from './accounts-repo';
+import { refuseArchived } from './idle';
 import { hashPassword, hashToken, newToken, verifyPassword } from './secrets';
 import { checkNewCredentials, closeSession, credentialsChanged, openSession, type AuthContext } from './service';
 
@@ -20,10 +21,11 @@ export async function account(db: Queryable, userId: number): Promise<Account | 
   return row && { id: row.id, username: row.username, isAdmin: row.is_admin, hasPassword: row.has_password };
 }
 
-/** Checks a username and password; the user's id, or undefined. */
+/** Checks a username and password; the user's id, or undefined (an archived account's: AccountArchived). */
 export async function checkPassword(db: Queryable, username: string, password: string): Promise<number | undefined> {
   const user = await repo.findUserByName(db, username);
-  return (await verifyPassword(user?.password_hash, password)) && user ? user.id : undefined;
+  if (!user) return refuseArchived(db, username, password, { passwords: true });
+  return (await verifyPassword(user.password_hash, password)) ? user.id : undefined;
 }
 
 /** Opens a browser session: the cookie's value (only its digest is stored). */

@@ -1,5 +1,6 @@
 import { withTransaction, type Db } from '../db/pool';
 import { SignInRefused } from '../errors';
+import { refuseArchivedName } from './idle';
 import * as repo from './identities-repo';
 import { findUserByName } from './repo';
 import { USERNAME } from './service';
@@ -31,6 +32,7 @@ export async function signInVouched(db: Db, who: Vouched, policy: SignInPolicy):
     if (userId === undefined) {
       userId = (await findUserByName(tx, who.username))?.id;
       if (userId === undefined) {
+        await refuseArchivedName(tx, who.username);
         if (!USERNAME.test(who.username)) {
           throw new SignInRefused(
             `You are known as "${who.username}", which is not a castsync username (1-64 characters of ` +

@@ -5,6 +5,7 @@ import { InvalidInput } from '../errors';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { AuthCache } from './cache';
+import { checkNameFree, noteSeen, refuseArchived, refuseArchivedToken } from './idle';
 import * as repo from './repo';
 import {
   hashPassword,
@@ -44,12 +45,17 @@ const basicKey = (username: string, password: string) =>
   'b:' + createHash('sha256').update(`${username}\0${password}`, 'utf8').digest('base64');
 const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
 
-/** The user of a live token of one of these kinds; undefined otherwise. */
+/**
+ * The user of a live token of one of these kinds; undefined otherwise. An app password of an archived
+ * account throws AccountArchived.
+ */
 function authenticateToken(ctx: AuthContext, token: string, kinds: TokenKind[]): Promise<number | undefined> {
   const hash = hashToken(token);
   return ctx.authCache.resolve(tokenKey(hash), async () => {
     const row = await repo.findLiveToken(ctx.db, hash);
-    if (!row || !kinds.includes(row.kind) || !sameSecret(row.token_hash, hash)) return undefined;
+    if (!row) return kinds.includes('personal') ? refuseArchivedToken(ctx.db, hash) : undefined;
+    if (!kinds.includes(row.kind) || !sameSecret(row.token_hash, hash)) return undefined;
+    await noteSeen(ctx.db, row.user_id);
     return { userId: row.user_id, notAfter: row.expires_at?.getTime() };
   });
 }
@@ -66,14 +72,20 @@ export const authenticateBrowser = (ctx: AuthContext, token: string): Promise<nu
 export const authenticateSession = (ctx: AuthContext, token: string): Promise<number | undefined> =>
   authenticateToken(ctx, token, ['session']);
 
-/** HTTP Basic: the password is one of the user's app passwords, or (with PASSWORD_LOGIN) the user's password. */
+/**
+ * HTTP Basic: the password is one of the user's app passwords, or (with PASSWORD_LOGIN) the user's
+ * password. The credentials of an archived account throw AccountArchived.
+ */
 export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
   return ctx.authCache.resolve(basicKey(username, password), async () => {
     const user = await repo.findUserByName(ctx.db, username);
+    if (!user) return refuseArchived(ctx.db, username, password, { passwords: ctx.config.passwordLogin });
     const ok =
-      (user !== undefined && looksLikeAppPassword(password) && (await authenticateBearer(ctx, password)) === user.id) ||
-      (ctx.config.passwordLogin && (await verifyPassword(user?.password_hash, password)));
-    return ok && user ? { userId: user.id } : undefined;
+      (looksLikeAppPassword(password) && (await authenticateBearer(ctx, password)) === user.id) ||
+      (ctx.config.passwordLogin && (await verifyPassword(user.password_hash, password)));
+    if (!ok) return undefined;
+    await noteSeen(ctx.db, user.id);
+    return { userId: user.id };
   });
 }
 
@@ -105,7 +117,8 @@ async function issueSession(ctx: AuthContext, db: Queryable, userId: number, fam
 export async function login(ctx: AuthContext, username: string, password: string): Promise<Session | undefined> {
   if (!ctx.config.passwordLogin) return undefined;
   const user = await repo.findUserByName(ctx.db, username);
-  if (!(await verifyPassword(user?.password_hash, password)) || !user) return undefined;
+  if (!user) return refuseArchived(ctx.db, username, password, { passwords: true });
+  if (!(await verifyPassword(user.password_hash, password))) return undefined;
   return withTransaction(ctx.db, (tx) => issueSession(ctx, tx, user.id, randomUUID()));
 }
 
@@ -157,6 +170,7 @@ export async function addUser(
   if (password === null) checkUsername(username);
   else checkNewCredentials(username, password);
   if (await repo.findUserByName(ctx.db, username)) throw new InvalidInput(`User ${username} already exists`);
+  await checkNameFree(ctx.db, username);
   return repo.insertUser(ctx.db, username, password === null ? null : await hashPassword(password), admin);
 }
 

@@ -1,3 +1,4 @@
+import { archivedAccount } from '../auth/archiving';
 import { AuthCache } from '../auth/cache';
 import * as auth from '../auth/service';
 import { loadConfig } from '../config';
@@ -36,6 +37,11 @@ export async function withDatabase<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> 
 
 export async function userIdOf(ctx: Ctx, name: string): Promise<number> {
   const id = await auth.userIdOf(ctx.db, name);
-  if (id === undefined) throw new InvalidInput(`No user ${name}`);
-  return id;
+  if (id !== undefined) return id;
+  const archived = await archivedAccount(ctx.db, name);
+  if (archived === undefined) throw new InvalidInput(`No user ${name}`);
+  throw new InvalidInput(
+    `No user ${name}: archived on ${archived.archivedAt.toISOString().slice(0, 10)} to ${archived.file} ` +
+      `(castsync users restore ${name} brings it back)`,
+  );
 }

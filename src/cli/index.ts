@@ -5,6 +5,7 @@ import { registerSessions } from './sessions';
 import { registerTokens } from './tokens';
 import { registerExport, registerImports } from './transfer';
 import { registerUsers } from './users';
+import { registerArchives } from './archives';
 import { registerBackups } from './backups';
 import { VERSION } from '../version';
 
@@ -15,7 +16,7 @@ const program = new Command()
   .version(VERSION, '-V, --version', "print castsync's version")
   .showHelpAfterError();
 
-registerUsers(program);
+registerArchives(registerUsers(program));
 registerTokens(program);
 registerLogins(program);
 registerSessions(program);

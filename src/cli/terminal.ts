@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import readline from 'node:readline';
 import { InvalidInput } from '../errors';
 
@@ -81,11 +79,4 @@ export function terminalProgress(): ((step: string, done?: number, total?: numbe
       if (shown) process.stderr.write('\r\x1b[K');
     },
   });
-}
-
-/** Writes a file whole or not at all (a temporary file renamed), readable by its owner only. */
-export async function writePrivateFile(file: string, text: string): Promise<void> {
-  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  await fs.writeFile(temporary, text, { mode: 0o600 });
-  await fs.rename(temporary, file);
 }

@@ -5,10 +5,11 @@ import { InvalidInput } from '../errors';
 import * as transfer from '../transfer/service';
 import type { Summary } from '../transfer/service';
 import { userIdOf, withDatabase } from './database';
-import { readPassword, terminalProgress, writePrivateFile } from './terminal';
+import { readPassword, terminalProgress } from './terminal';
+import { writeFileDurably } from '../files';
 
 /** The summary of an import for people; exit status 2 when something the source had was refused. */
-function printSummary(s: Summary, from: string, into: string): void {
+export function printSummary(s: Summary, from: string, into: string): void {
   const n = (x: number) => x.toLocaleString('en');
   const parts = [
     ['devices', s.devices],
@@ -124,13 +125,13 @@ export function registerExport(program: Command): void {
       const archive = await withDatabase(async (ctx) =>
         transfer.exportArchive(ctx.db, await userIdOf(ctx, name), name),
       );
-      const text = JSON.stringify(archive, null, 2) + '\n';
+      const text = transfer.archiveText(archive);
       if (opts.output === undefined) {
         process.stdout.write(text);
         return;
       }
       // Whole or not at all, readable by its owner only: it is the user's history.
-      await writePrivateFile(opts.output, text);
+      await writeFileDurably(opts.output, text);
       console.error(
         `Archive of ${name} written to ${opts.output}: ${archive.subscriptions.length} subscription records, ` +
           `${archive.episode_actions.length} episode actions, ${archive.devices.length} devices`,

@@ -7,8 +7,8 @@ import { userIdOf, withDatabase } from './database';
 import { askLine, readPassword } from './terminal';
 
 /** `castsync user …`: accounts, roles, passwords, starting over. */
-export function registerUsers(program: Command): void {
-  const user = program.command('user').description('manage users');
+export function registerUsers(program: Command): Command {
+  const user = program.command('user').alias('users').description('manage users');
   user
     .command('add')
     .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
@@ -84,4 +84,5 @@ export function registerUsers(program: Command): void {
           `${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}${r.is_admin ? '\tadmin' : ''}`,
         );
     });
+  return user;
 }

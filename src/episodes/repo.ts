@@ -214,30 +214,30 @@ export async function holdWriters(tx: Queryable, userId: number): Promise<void> 
   await tx.query('SELECT 1 FROM users WHERE id = $1 FOR SHARE', [userId]);
 }
 
-/** A page of the user's actions changed after `since`, in the order stored, their number, and the read time. */
-export async function pageActions(
+/** Where a read of the user's actions in the order stored stopped: the last action read. */
+export type HistoryCursor = { changed: Date; id: number };
+
+/**
+ * The user's actions after `after` (all from the first without), in the order stored, `limit` at most,
+ * with the podcast's guid when the action belongs to a subscription. A page starts after the last action
+ * of the one before, not at an offset: an action removed meanwhile (EPISODE_HISTORY_RETENTION_DAYS)
+ * moves no later one out of reach.
+ */
+export async function actionsAfter(
   db: Queryable,
   userId: number,
-  since: Date | undefined,
+  after: HistoryCursor | undefined,
   limit: number,
-  offset: number,
-): Promise<{ readAt: Date; total: number; rows: (ActionRow & { podcast_guid: string | null })[] }> {
-  const r = await db.query<ActionRow & { podcast_guid: string | null; read_at: Date; action_count: number }>({
-    name: 'episode-actions-page',
-    text: `SELECT clock_timestamp() AS read_at, c.action_count, x.* FROM users u
-       CROSS JOIN LATERAL (SELECT count(*) AS action_count FROM episode_actions a
-                            WHERE a.user_id = u.id AND a.changed > coalesce($2::timestamptz, '-infinity')) c
-       LEFT JOIN LATERAL (
-         SELECT ${ACTION_COLUMNS}, s.guid AS podcast_guid FROM episode_actions a
-           LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
-          WHERE a.user_id = u.id AND a.changed > coalesce($2::timestamptz, '-infinity')
-          ORDER BY a.changed, a.id LIMIT $3 OFFSET $4) x ON true
-      WHERE u.id = $1`,
-    values: [userId, since ?? null, limit, offset],
+): Promise<(ActionRow & { podcast_guid: string | null })[]> {
+  const r = await db.query<ActionRow & { podcast_guid: string | null }>({
+    name: 'episode-actions-after',
+    text: `SELECT ${ACTION_COLUMNS}, s.guid AS podcast_guid FROM episode_actions a
+             LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
+            WHERE a.user_id = $1 AND (a.changed, a.id) > (coalesce($2::timestamptz, '-infinity'), coalesce($3::bigint, 0))
+            ORDER BY a.changed, a.id LIMIT $4`,
+    values: [userId, after?.changed ?? null, after?.id ?? null, limit],
   });
-  const first = r.rows[0];
-  if (!first) throw missingUser(userId);
-  return { readAt: first.read_at, total: first.action_count, rows: r.rows.filter((x) => x.id !== null) };
+  return r.rows;
 }
 
 /**

@@ -156,22 +156,24 @@ export async function heldRead<T extends { readAt: Date }>(
   return { ...r, syncPoint: new Date(Math.floor(r.readAt.getTime()) - 1) };
 }
 
+export type { HistoryCursor } from './repo';
+
 /**
- * A page of the user's actions stored after `since`, in the order stored, with the podcast's guid when
- * the action belongs to a subscription (the archive's episode actions).
+ * The user's actions in the order stored, `limit` at a time, each page after the last action of the one
+ * before (`next`, none after the last page), with the podcast's guid when the action belongs to a
+ * subscription: the archive's read of the whole history.
  */
-export async function page(
-  db: Db,
+export async function history(
+  db: Queryable,
   userId: number,
-  q: { since?: Date | undefined; page: number; perPage: number },
-): Promise<{ syncPoint: Date; total: number; actions: (StoredAction & { podcastGuid?: string })[] }> {
-  const r = await heldRead(db, userId, (tx) =>
-    repo.pageActions(tx, userId, q.since, q.perPage, (q.page - 1) * q.perPage),
-  );
+  after: repo.HistoryCursor | undefined,
+  limit: number,
+): Promise<{ actions: (StoredAction & { podcastGuid?: string })[]; next: repo.HistoryCursor | undefined }> {
+  const rows = await repo.actionsAfter(db, userId, after, limit);
+  const last = rows.at(-1);
   return {
-    syncPoint: r.syncPoint,
-    total: r.total,
-    actions: r.rows.map((x) => ({ ...storedOf(x), ...(x.podcast_guid !== null && { podcastGuid: x.podcast_guid }) })),
+    actions: rows.map((x) => ({ ...storedOf(x), ...(x.podcast_guid !== null && { podcastGuid: x.podcast_guid }) })),
+    next: rows.length === limit && last ? { changed: last.changed, id: last.id } : undefined,
   };
 }
 

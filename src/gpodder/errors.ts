@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler } from 'express';
-import { CredentialsRefused, Deleted, InvalidInput, NotFound as DomainNotFound, TooManyFailures } from '../errors';
+import {
+  AccountArchived,
+  CredentialsRefused,
+  Deleted,
+  InvalidInput,
+  NotFound as DomainNotFound,
+  TooManyFailures,
+} from '../errors';
 import { HttpError, isUndecodablePath } from '../http/errors';
 import type { RequestPart } from '../http/text-edge';
 
@@ -14,8 +21,8 @@ export class BadRequest extends HttpError {
 }
 /** gpodder clients answer this challenge (mygpoclient sends credentials only after it). */
 export class Unauthorized extends HttpError {
-  constructor() {
-    super(401, 'User not authorized', { 'WWW-Authenticate': 'Basic realm="castsync"' });
+  constructor(message = 'User not authorized') {
+    super(401, message, { 'WWW-Authenticate': 'Basic realm="castsync"' });
   }
 }
 export class NotFound extends HttpError {
@@ -34,6 +41,8 @@ export function gpodderError(err: unknown): HttpError | undefined {
   if (err instanceof InvalidInput) return new BadRequest(err.reason);
   if (err instanceof DomainNotFound || err instanceof Deleted) return new NotFound();
   if (err instanceof CredentialsRefused) return new Unauthorized();
+  // An archived account's own credentials: the app shows the message, which says how to bring it back.
+  if (err instanceof AccountArchived) return new Unauthorized(err.reason);
   if (err instanceof TooManyFailures) {
     return new HttpError(429, 'Too many requests', { 'Retry-After': String(err.retryAfter) });
   }

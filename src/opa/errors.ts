@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler } from 'express';
-import { CredentialsRefused, Deleted, InvalidInput, NotFound as DomainNotFound, TooManyFailures } from '../errors';
+import {
+  AccountArchived,
+  CredentialsRefused,
+  Deleted,
+  InvalidInput,
+  NotFound as DomainNotFound,
+  TooManyFailures,
+} from '../errors';
 import { HttpError, isUndecodablePath } from '../http/errors';
 import type { RequestPart } from '../http/text-edge';
 
@@ -16,6 +23,12 @@ export class BadRequest extends HttpError {
 export class Unauthorized extends HttpError {
   constructor() {
     super(401, 'User not authorized', { 'WWW-Authenticate': AUTH_CHALLENGE });
+  }
+}
+/** The credentials of an archived account: 401, saying so and how to bring the account back. */
+export class Archived extends HttpError {
+  constructor(err: AccountArchived) {
+    super(401, err.reason, { 'WWW-Authenticate': AUTH_CHALLENGE });
   }
 }
 export class NotFound extends HttpError {
@@ -92,6 +105,7 @@ export function opaError(err: unknown): HttpError | undefined {
   if (err instanceof Deleted) return new Gone();
   if (err instanceof InvalidInput) return new ValidationFailed(err.reason);
   if (err instanceof CredentialsRefused) return new Unauthorized();
+  if (err instanceof AccountArchived) return new Archived(err);
   if (err instanceof TooManyFailures) return new TooManyRequests(err.retryAfter);
   if (isUndecodablePath(err)) return new ValidationFailed('the path is not percent-encoded UTF-8');
   const body = err as { type?: unknown; limit?: unknown };

@@ -69,9 +69,10 @@ export type Archive = z.infer<typeof archiveSchema>;
 export async function exportArchive(db: Db, userId: number, username: string): Promise<Archive> {
   const records = await subscriptions.archivedRecords(db, userId);
   const actions: Archive['episode_actions'] = [];
-  const perPage = 5000;
-  for (let page = 1; ; page++) {
-    const found = await episodes.page(db, userId, { page, perPage });
+  let after: episodes.HistoryCursor | undefined;
+  do {
+    const found = await episodes.history(db, userId, after, 5000);
+    after = found.next;
     for (const a of found.actions) {
       actions.push({
         podcast: a.podcastUrl,
@@ -85,8 +86,7 @@ export async function exportArchive(db: Db, userId: number, username: string): P
         ...(a.total !== undefined && { total: a.total }),
       });
     }
-    if (found.actions.length < perPage) break;
-  }
+  } while (after !== undefined);
   return {
     format: ARCHIVE_FORMAT,
     version: ARCHIVE_VERSION,

@@ -13,6 +13,7 @@ export { exportArchive, parseArchive, ARCHIVE_VERSION, type KeepLimits } from '.
 export { ImportFailed, serverAddress } from './remote';
 export type { Progress, Snapshot, Source } from './sources';
 export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
+export { archiveFile, archiveIdle, archiveText, restoreArchived, type Counts, type Outcome } from './idle';
 
 /** Where an import reads from: another server, as one of its users, or an archive's text. */
 export type ImportSource =

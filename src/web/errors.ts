@@ -1,6 +1,14 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { MulterError } from 'multer';
-import { CredentialsRefused, Deleted, InvalidInput, NotFound, SignInRefused, TooManyFailures } from '../errors';
+import {
+  AccountArchived,
+  CredentialsRefused,
+  Deleted,
+  InvalidInput,
+  NotFound,
+  SignInRefused,
+  TooManyFailures,
+} from '../errors';
 import { HttpError, isUndecodablePath } from '../http/errors';
 import { lastResort, noteRefused } from '../http/error-handler';
 import type { RequestPart } from '../http/text-edge';
@@ -46,7 +54,7 @@ function pageError(err: unknown): HttpError | undefined {
   if (err instanceof Deleted) return new HttpError(410, 'This feed was deleted.');
   if (err instanceof InvalidInput) return new HttpError(400, err.reason);
   if (err instanceof CredentialsRefused) return new HttpError(401, 'Wrong username or password.');
-  if (err instanceof SignInRefused) return new HttpError(403, err.reason);
+  if (err instanceof SignInRefused || err instanceof AccountArchived) return new HttpError(403, err.reason);
   if (err instanceof TooManyFailures) {
     return new HttpError(429, `Too many failed sign-ins: try again in ${err.retryAfter} seconds.`, {
       'Retry-After': String(err.retryAfter),

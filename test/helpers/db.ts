@@ -45,3 +45,17 @@ export function freshDatabase(): Promise<TestDatabase> {
 export function emptyDatabase(): Promise<TestDatabase> {
   return createDatabase('m', async (admin, name) => void (await admin.query(`CREATE DATABASE ${name}`)));
 }
+
+/** Rows with this user id in every table that has a user_id column, by table. */
+export async function rowsOfUser(db: pg.Pool, userId: number): Promise<Record<string, number>> {
+  const tables = await db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.columns
+      WHERE table_schema = 'public' AND column_name = 'user_id' ORDER BY table_name`,
+  );
+  const out: Record<string, number> = {};
+  for (const { table_name } of tables.rows) {
+    const r = await db.query<{ n: number }>(`SELECT count(*) AS n FROM "${table_name}" WHERE user_id = $1`, [userId]);
+    out[table_name] = r.rows[0]!.n;
+  }
+  return out;
+}

@@ -8,6 +8,7 @@ import { setSkipLengths, setSpeed } from '../../src/episodes/player-repo';
 import { setTimeZone } from '../../src/stats/service';
 import { startImport } from '../../src/transfer/jobs';
 import { as, testApp, type TestApp } from '../helpers/app';
+import { rowsOfUser } from '../helpers/db';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -15,19 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Rows with this user id in every table that has a user_id column, by table. */
-async function rowsOf(userId: number): Promise<Record<string, number>> {
-  const tables = await t.db.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.columns
-      WHERE table_schema = 'public' AND column_name = 'user_id' ORDER BY table_name`,
-  );
-  const out: Record<string, number> = {};
-  for (const { table_name } of tables.rows) {
-    const r = await t.db.query<{ n: number }>(`SELECT count(*) AS n FROM "${table_name}" WHERE user_id = $1`, [userId]);
-    out[table_name] = r.rows[0]!.n;
-  }
-  return out;
-}
+const rowsOf = (userId: number) => rowsOfUser(t.db, userId);
 
 test('user remove leaves no row with that user id in any table', async () => {
   const u = await t.user();

@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import * as archiving from '../auth/archiving';
+import { loadConfig } from '../config';
+import { InvalidInput } from '../errors';
+import { parseTimestamp } from '../timestamps';
+import * as transfer from '../transfer/service';
+import { withDatabase } from './database';
+import { terminalProgress } from './terminal';
+import { printSummary } from './transfer';
+
+// `castsync users archive|restore|archived|forget-archived`: idle accounts (docs/idle-accounts.md).
+
+/** A day (YYYY-MM-DD, its start in UTC) or a moment with its zone. */
+function parseDate(text: string): Date {
+  const date = parseTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (!date) throw new InvalidInput(`Not a date: ${text} (YYYY-MM-DD, or a time such as 2024-01-01T00:00:00Z)`);
+  return date;
+}
+
+function folderOf(dir: string | undefined): string {
+  const folder = dir ?? loadConfig().archiveDir;
+  if (folder === undefined) throw new InvalidInput('Name the folder of the archives: --dir DIR (or set ARCHIVE_DIR)');
+  return folder;
+}
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+const counted = (c: transfer.Counts) =>
+  `${c.subscriptions} subscription records, ${c.actions} episode actions, ${c.devices} devices, ` +
+  `${c.favourites} favourites, ${c.queue} in Up next`;
+
+export function registerArchives(user: Command): void {
+  user
+    .command('archive')
+    .alias('archive-idle')
+    .requiredOption('--idle-since <date>', 'archive the users last active before this day (YYYY-MM-DD, UTC)')
+    .option('--dir <dir>', 'the folder the archives go to, one NAME.json each (default: ARCHIVE_DIR)')
+    .option('--dry-run', 'list the idle users, change nothing')
+    .description(
+      "write each idle user's archive (what export writes) to a folder, read it back, and only then remove the " +
+        'user; their sign-in then says the account is archived, and users restore brings it back',
+    )
+    .action(async (opts: { idleSince: string; dir?: string; dryRun?: boolean }) => {
+      const before = parseDate(opts.idleSince);
+      const dir = folderOf(opts.dir);
+      const dryRun = opts.dryRun === true;
+      const each = (o: transfer.Outcome) =>
+        console.log(
+          o.removed
+            ? `Archived ${o.username} (last active ${day(o.lastActive)}): ${counted(o.counts)} in ${o.file}`
+            : `Left ${o.username} as they are: active while being archived`,
+        );
+      const run = await withDatabase((ctx) => transfer.archiveIdle(ctx, { before, dir, dryRun, each }));
+      const n = run.idle.length;
+      const accounts = `${n} account${n === 1 ? '' : 's'} idle since ${day(before)}`;
+      if (dryRun) {
+        console.log(`Dry run: nothing was changed. ${accounts} would be archived into ${dir}${n > 0 ? ':' : ''}`);
+        for (const u of run.idle) console.log(`  ${u.username}\tlast active ${u.lastActive.toISOString()}`);
+      } else {
+        console.log(`${run.outcomes.filter((o) => o.removed).length} of ${accounts} archived into ${dir}`);
+      }
+    });
+  user
+    .command('restore')
+    .argument('<name>', 'the archived user')
+    .option('--dir <dir>', 'the folder of the archive, NAME.json in it (default: where it was archived to)')
+    .option('--file <file>', 'the archive file itself')
+    .description("bring an archived user back as they were, from their archive; also a user's archive into a new user")
+    .action(async (name: string, opts: { dir?: string; file?: string }) => {
+      const config = loadConfig();
+      const file = opts.file ?? (opts.dir === undefined ? undefined : transfer.archiveFile(opts.dir, name));
+      const keep = { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems };
+      const progress = terminalProgress();
+      const done = await withDatabase((ctx) =>
+        transfer.restoreArchived(ctx, name, { file, keep, progress }).finally(progress.end),
+      );
+      printSummary(done.summary, `the archive ${done.file}`, name);
+      if (done.how === 'new') {
+        console.log(`${name} had no archived account: made without a password (castsync user passwd ${name})`);
+      } else if (done.hasPassword) {
+        console.log(`${name} is back: they sign in with their password and app passwords as before`);
+      } else {
+        console.log(`${name} is back, without a castsync password (single sign-on, or castsync user passwd ${name})`);
+      }
+    });
+  user
+    .command('archived')
+    .description('list the archived users: when archived, last active, and their archive file')
+    .action(async () => {
+      const rows = await withDatabase((ctx) => archiving.archivedAccounts(ctx.db));
+      for (const r of rows) {
+        console.log(`${r.username}\tarchived ${day(r.archivedAt)}\tlast active ${day(r.lastActive)}\t${r.file}`);
+      }
+    });
+  user
+    .command('forget-archived')
+    .argument('<name>')
+    .description('forget an archived user, so that the name is free again (the archive file stays, for import archive)')
+    .action(async (name: string) => {
+      await withDatabase((ctx) => archiving.forgetArchived(ctx, name));
+      console.log(`The archived account ${name} is forgotten; its name is free`);
+    });
+}

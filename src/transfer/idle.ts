@@ -1,0 +1,165 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import * as accounts from '../auth/archiving';
+import { AuthCache } from '../auth/cache';
+import type { AuthContext } from '../auth/service';
+import type { Config } from '../config';
+import type { Db } from '../db/pool';
+import { InvalidInput } from '../errors';
+import { writeFileDurably } from '../files';
+import type { TaskList } from '../jobs/worker';
+import type { Logger } from '../logger';
+import { exportArchive, importArchive, parseArchive, type Archive, type KeepLimits } from './archive';
+import type { Summary } from './import';
+import type { Progress } from './sources';
+
+// Idle accounts (docs/idle-accounts.md): each idle user's archive written to a folder and read back, and
+// only then the user removed, an archived account staying to answer their sign-in; and the restore.
+
+type Admin = Pick<AuthContext, 'db' | 'authCache'>;
+
+/** What an archive holds, counted. */
+export type Counts = { subscriptions: number; actions: number; devices: number; favourites: number; queue: number };
+
+export const countsOf = (a: Archive): Counts => ({
+  subscriptions: a.subscriptions.length,
+  actions: a.episode_actions.length,
+  devices: a.devices.length,
+  favourites: a.favourites.length,
+  queue: a.queue.length,
+});
+
+/** An archive as a file holds it (what castsync export writes). */
+export const archiveText = (a: Archive): string => JSON.stringify(a, null, 2) + '\n';
+
+/** An idle user, archived (`removed`), or left as they were because they changed while being archived. */
+export type Outcome = accounts.Idle & { file: string; counts: Counts; removed: boolean };
+
+/** Where an idle user's archive goes: DIR/NAME.json (a username has no slash). */
+export const archiveFile = (dir: string, username: string): string => path.resolve(dir, `${username}.json`);
+
+const why = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+
+/**
+ * Archives one idle user: their archive written (whole, flushed to disk) and read back, the text and the
+ * counts as written; then the user removed, if nothing of theirs changed meanwhile (else the file goes
+ * and the user stays). A failure before the removal removes nothing and says so.
+ */
+async function archiveOne(ctx: Admin, user: accounts.Idle, before: Date, dir: string): Promise<Outcome> {
+  const file = archiveFile(dir, user.username);
+  const archive = await exportArchive(ctx.db, user.userId, user.username);
+  const text = archiveText(archive);
+  const counts = countsOf(archive);
+  const nothing = `nothing of ${user.username} was removed`;
+  await writeFileDurably(file, text).catch((err: unknown) => {
+    throw new InvalidInput(`Could not write the archive ${file} (${why(err)}): ${nothing}`);
+  });
+  const back = await fs.readFile(file, 'utf8').catch((err: unknown) => {
+    throw new InvalidInput(`Could not read back the archive ${file} (${why(err)}): ${nothing}`);
+  });
+  const read = back === text ? parseArchive(back) : undefined;
+  if (read?.user !== user.username || JSON.stringify(countsOf(read)) !== JSON.stringify(counts)) {
+    throw new InvalidInput(`The archive ${file} did not read back as it was written: ${nothing}`);
+  }
+  const removed = await accounts.archiveUser(ctx, user, before, file);
+  if (!removed) await fs.rm(file, { force: true });
+  return { ...user, file, counts, removed };
+}
+
+/**
+ * Archives every user last active before `before` into `dir`, one after the other; with `dryRun`, only
+ * lists them. Stops at the first archive that cannot be written (the users after it are left as they are).
+ */
+export async function archiveIdle(
+  ctx: Admin,
+  { before, dir, dryRun = false, each, signal }: ArchiveRun,
+): Promise<{ idle: accounts.Idle[]; outcomes: Outcome[] }> {
+  if (before.getTime() > Date.now()) throw new InvalidInput('The date an account is idle since is not in the past');
+  const folder = await fs.stat(dir).catch(() => undefined);
+  if (!folder?.isDirectory()) throw new InvalidInput(`No folder ${dir} to write the archives to: nothing was removed`);
+  const idle = await accounts.idleUsers(ctx.db, before);
+  const outcomes: Outcome[] = [];
+  for (const user of dryRun ? [] : idle) {
+    if (signal?.aborted) break;
+    const outcome = await archiveOne(ctx, user, before, dir);
+    outcomes.push(outcome);
+    each?.(outcome);
+  }
+  return { idle, outcomes };
+}
+
+export type ArchiveRun = {
+  before: Date;
+  dir: string;
+  dryRun?: boolean;
+  /** Told of each user as they are archived (or left). */
+  each?: (o: Outcome) => void;
+  signal?: AbortSignal;
+};
+
+/**
+ * Brings an archived user back from their archive (`file`, else the one they were archived to): the user
+ * made again as they were (password, role, app passwords, identity links; without a password when there
+ * is no archived account), then the archive imported, then the archived account forgotten. A restore that
+ * stops part way is completed by running it again.
+ */
+export async function restoreArchived(
+  ctx: Admin,
+  username: string,
+  { file, keep, progress }: { file?: string | undefined; keep: KeepLimits; progress: Progress },
+) {
+  const archived = await accounts.archivedAccount(ctx.db, username);
+  const source = file ?? archived?.file;
+  if (source === undefined) throw new InvalidInput(`No archived account ${username}: name its archive file`);
+  const text = await fs.readFile(source, 'utf8').catch((err: unknown) => {
+    throw new InvalidInput(`Cannot read ${source}: ${why(err)}`);
+  });
+  const archive = parseArchive(text);
+  if (archive.user !== username) {
+    throw new InvalidInput(`${source} is the archive of ${archive.user}, not of ${username}`);
+  }
+  const user = await accounts.reviveUser(ctx, username);
+  let summary: Summary;
+  try {
+    summary = await importArchive(ctx.db, user.userId, archive, { dryRun: false, progress, keep });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new InvalidInput(`${reason}. The restore stopped part way: run it again to complete it`);
+  }
+  if (archived) await accounts.forgetArchived(ctx, username);
+  return { ...user, file: source, summary };
+}
+
+export const ARCHIVE_IDLE_TASK = 'archive_idle_accounts';
+
+/**
+ * With ARCHIVE_IDLE_AFTER_DAYS and ARCHIVE_DIR: every night, the users idle that many days archived into
+ * that folder. A run that cannot write an archive stops, logs why, and is tried again the next night.
+ */
+export function idleTasks({ db, logger, config }: { db: Db; logger: Logger; config: Config }): TaskList {
+  const { archiveIdleAfterDays: days, archiveDir: dir } = config;
+  if (days === undefined || dir === undefined) return { tasks: {} };
+  const stopping = new AbortController();
+  const ctx = { db, authCache: new AuthCache(0) };
+  return {
+    tasks: {
+      [ARCHIVE_IDLE_TASK]: async () => {
+        const before = new Date(Date.now() - days * 24 * 3600_000);
+        const each = (o: Outcome) =>
+          logger.info(
+            { user: o.username, lastActive: o.lastActive, file: o.file, ...o.counts },
+            o.removed ? 'idle account archived' : 'idle account became active while archived: left as it is',
+          );
+        try {
+          const run = await archiveIdle(ctx, { before, dir, each, signal: stopping.signal });
+          logger.info({ idle: run.idle.length, before }, 'idle accounts archived');
+        } catch (err) {
+          if (!(err instanceof InvalidInput)) throw err;
+          logger.error({ reason: err.reason }, 'archiving idle accounts stopped');
+        }
+      },
+    },
+    crontab: [`30 3 * * * ${ARCHIVE_IDLE_TASK}`],
+    stop: () => stopping.abort(),
+  };
+}
