@@ -151,7 +151,7 @@ export type ActionPage = {
   json: string;
   /** The last action of the page; undefined for an empty page. */
   last: ActionCursor | undefined;
-  /** Whether actions follow this page. */
+  /** A full page: more may follow (a download whose last page is full ends with an empty one). */
   more: boolean;
   /** The clock at the read. */
   readAt: Date;
@@ -166,7 +166,7 @@ export type ActionPage = {
  * A download reads page after page, each in a statement of its own, so that neither side holds more than
  * a page (docs/decisions/streamed-downloads.md).
  *
- * The last page (no action after it) is also the hold on the user's writers (docs/decisions/sync-stamps.md):
+ * The last page (one shorter than `size`) is also the hold on the user's writers (docs/decisions/sync-stamps.md):
  * it locks the user's row FOR SHARE, skipping it if a writer holds it, and compares the row's newest
  * `last_change` (what a lock sees) with the one in the statement's snapshot (what the read sees). Locked
  * and unchanged (`settled`), no write of the user committed after the snapshot, and every later one waits
@@ -189,31 +189,29 @@ export async function actionPage(
     ? `SELECT l.changed, l.action_id AS id, a.json
          FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
         WHERE l.user_id = $1 AND (l.changed, l.action_id) > ($2::timestamptz, $3::bigint) ${filters}
-        ORDER BY l.changed, l.action_id LIMIT $7::int + 1`
+        ORDER BY l.changed, l.action_id LIMIT $7`
     : `SELECT a.changed, a.id, a.json FROM episode_actions a
         WHERE a.user_id = $1 AND (a.changed, a.id) > ($2::timestamptz, $3::bigint) ${filters}
-        ORDER BY a.changed, a.id LIMIT $7::int + 1`;
-  // One row more than the page tells whether more follow; only the last page locks the user's row.
+        ORDER BY a.changed, a.id LIMIT $7`;
+  // A full page may have more after it; a short one is the last, and only the last locks the user's row.
+  // The aggregates take the page in the order it is read (no sort on PostgreSQL 16 and later).
   const r = await db.query<{
     read_at: Date;
-    more: boolean;
+    n: number;
     settled: boolean | null;
     json: string | null;
     last_changed: string | null;
     last_id: string | null;
   }>({
     name: aggregated ? 'episode-latest-page-json' : 'episode-actions-page-json',
-    text: `WITH page AS (${page}),
-                sent AS (SELECT changed, id, json FROM page ORDER BY changed, id LIMIT $7),
-                held AS (SELECT last_change FROM users
-                          WHERE id = $1 AND (SELECT count(*) FROM page) <= $7 FOR SHARE SKIP LOCKED)
-           SELECT clock_timestamp() AS read_at,
-                  (SELECT count(*) FROM page) > $7 AS more,
-                  (SELECT last_change FROM held) = (SELECT last_change FROM users WHERE id = $1) AS settled,
-                  (SELECT string_agg(json, ',' ORDER BY changed, id) FROM sent) AS json,
-                  last.changed::text AS last_changed, last.id::text AS last_id
-             FROM (SELECT) one
-             LEFT JOIN LATERAL (SELECT changed, id FROM sent ORDER BY changed DESC, id DESC LIMIT 1) last ON true`,
+    text: `SELECT clock_timestamp() AS read_at, p.n, p.json, p.last_changed::text, p.ids[p.n]::text AS last_id,
+                  CASE WHEN p.n < $7 THEN
+                    (SELECT u.last_change = seen.last_change
+                       FROM users u CROSS JOIN (SELECT last_change FROM users WHERE id = $1) seen
+                      WHERE u.id = $1 FOR SHARE OF u SKIP LOCKED) END AS settled
+             FROM (SELECT count(*)::int AS n, string_agg(x.json, ',' ORDER BY x.changed, x.id) AS json,
+                          max(x.changed) AS last_changed, array_agg(x.id ORDER BY x.changed, x.id) AS ids
+                     FROM (${page}) x) p`,
     values: [userId, after.changed, after.id, f.podcastHash ?? null, f.subscriptionId ?? null, f.device ?? null, size],
   });
   const row = r.rows[0]!;
@@ -221,7 +219,7 @@ export async function actionPage(
     json: row.json ?? '',
     last:
       row.last_changed === null || row.last_id === null ? undefined : { changed: row.last_changed, id: row.last_id },
-    more: row.more,
+    more: row.n === size,
     readAt: row.read_at,
     settled: row.settled === true,
   };

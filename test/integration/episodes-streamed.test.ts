@@ -86,6 +86,14 @@ test('a download of more than a page is whole, in order, once each, with a times
   expect(one.body.actions).toEqual([]);
 });
 
+test('a download of exactly two pages (the last one full) ends as well', async () => {
+  const { u } = await userWith(2 * DOWNLOAD_PAGE);
+  const r = await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0`);
+  expect(r.text).toBe(JSON.stringify(r.body));
+  expect(episodesOf(r.body.actions)).toEqual(range(1, 2 * DOWNLOAD_PAGE));
+  expect(typeof r.body.timestamp).toBe('number');
+});
+
 test('a write that commits between two pages is in the download, and never lost for the next since', async () => {
   const { u } = await userWith(TOTAL);
   const pages = since(t.db, u.id, {});
