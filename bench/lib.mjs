@@ -89,7 +89,8 @@ export async function json(origin, method, path, headers, body) {
 }
 
 // A process's /proc/<pid>/stat fields after the command name (Linux): [0] state, [1] ppid, [2] pgrp,
-// [11] utime, [12] stime in ticks. Undefined once the process is gone.
+// [7] minflt (minor page faults: pages mapped on first touch), [11] utime, [12] stime in ticks. Undefined
+// once the process is gone.
 const TICK_MS = 10;
 function stat(pid) {
   try {
@@ -107,8 +108,18 @@ function cpuMs(pids) {
   }
   return out;
 }
-// CPU time used since `before` by the processes alive now (those started since count from zero).
-const cpuSince = (before, pids) => [...cpuMs(pids)].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+// Minor page faults each process still alive has taken so far.
+function faults(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    const f = stat(pid);
+    if (f) out.set(pid, Number(f[7]));
+  }
+  return out;
+}
+// What the processes alive now used since `before` (those started since count from zero).
+const usedSince = (now, before) => [...now].reduce((sum, [pid, n]) => sum + n - (before.get(pid) ?? 0), 0);
+const cpuSince = (before, pids) => usedSince(cpuMs(pids), before);
 const procs = () =>
   readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -135,7 +146,7 @@ export const postgresPids = () =>
     .map((p) => p.pid);
 
 export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
-  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids())];
+  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids()), faults([watch]), faults(postgresPids())];
   const lat = [];
   let errors = 0,
     i = 0;
@@ -159,6 +170,9 @@ export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, 
   const cpu = watch && {
     server_cpu_ms: cpuSince(cpu0[0], [watch]) / lat.length,
     postgres_cpu_ms: cpuSince(cpu0[1], postgresPids()) / lat.length,
+    // Fresh pages mapped per request: what a machine with dear pages pays fresh_page_us for each.
+    server_faults: usedSince(faults([watch]), cpu0[2]) / lat.length,
+    postgres_faults: usedSince(faults(postgresPids()), cpu0[3]) / lat.length,
   };
   return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors, ...cpu };
 }
