@@ -89,7 +89,8 @@ export async function json(origin, method, path, headers, body) {
 }
 
 // A process's /proc/<pid>/stat fields after the command name (Linux): [0] state, [1] ppid, [2] pgrp,
-// [11] utime, [12] stime in ticks. Undefined once the process is gone.
+// [7] minflt (minor page faults: pages mapped on first touch), [11] utime, [12] stime in ticks. Undefined
+// once the process is gone.
 const TICK_MS = 10;
 function stat(pid) {
   try {
@@ -107,8 +108,18 @@ function cpuMs(pids) {
   }
   return out;
 }
-// CPU time used since `before` by the processes alive now (those started since count from zero).
-const cpuSince = (before, pids) => [...cpuMs(pids)].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+// Minor page faults each process still alive has taken so far.
+function faults(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    const f = stat(pid);
+    if (f) out.set(pid, Number(f[7]));
+  }
+  return out;
+}
+// What the processes alive now used since `before` (those started since count from zero).
+const usedSince = (now, before) => [...now].reduce((sum, [pid, n]) => sum + n - (before.get(pid) ?? 0), 0);
+const cpuSince = (before, pids) => usedSince(cpuMs(pids), before);
 const procs = () =>
   readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -135,7 +146,7 @@ export const postgresPids = () =>
     .map((p) => p.pid);
 
 export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
-  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids())];
+  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids()), faults([watch]), faults(postgresPids())];
   const lat = [];
   let errors = 0,
     i = 0;
@@ -159,9 +170,95 @@ export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, 
   const cpu = watch && {
     server_cpu_ms: cpuSince(cpu0[0], [watch]) / lat.length,
     postgres_cpu_ms: cpuSince(cpu0[1], postgresPids()) / lat.length,
+    // Fresh pages mapped per request: what a machine with dear pages pays fresh_page_us for each.
+    server_faults: usedSince(faults([watch]), cpu0[2]) / lat.length,
+    postgres_faults: usedSince(faults(postgresPids()), cpu0[3]) / lat.length,
   };
   return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors, ...cpu };
 }
+/** Resident memory (VmRSS) and its private anonymous part (RssAnon) of a process, in KiB; zeros once it is gone. */
+function memoryKib(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
+    return { rss: field('VmRSS'), anon: field('RssAnon') };
+  } catch {
+    return { rss: 0, anon: 0 };
+  }
+}
+const memorySum = (pids) =>
+  pids.map(memoryKib).reduce((a, b) => ({ rss: a.rss + b.rss, anon: a.anon + b.anon }), { rss: 0, anon: 0 });
+
+/**
+ * Peak memory above idle while `work` runs, in MiB, sampled from /proc every 5 ms: of the castsync process
+ * (RSS), and of all of the PostgreSQL cluster's processes together (the sum of their RSS, and of their
+ * private anonymous memory, which leaves out the shared buffers a backend maps as it reads them). With the
+ * CPU time (ms) both used, and the wall time.
+ */
+export async function peakMemory(serverPid, work) {
+  const idle = { server: memoryKib(serverPid), postgres: memorySum(postgresPids()) };
+  const peak = { server: 0, rss: 0, anon: 0 };
+  const sample = () => {
+    const s = memoryKib(serverPid).rss;
+    const p = memorySum(postgresPids());
+    peak.server = Math.max(peak.server, s);
+    peak.rss = Math.max(peak.rss, p.rss);
+    peak.anon = Math.max(peak.anon, p.anon);
+  };
+  const cpu0 = [cpuMs([serverPid]), cpuMs(postgresPids())];
+  const t0 = performance.now();
+  const timer = setInterval(sample, 5);
+  try {
+    sample();
+    await work();
+    sample();
+  } finally {
+    clearInterval(timer);
+  }
+  const mib = (kib) => Math.max(0, kib) / 1024;
+  return {
+    server_mib: mib(peak.server - idle.server.rss),
+    postgres_rss_mib: mib(peak.rss - idle.postgres.rss),
+    postgres_private_mib: mib(peak.anon - idle.postgres.anon),
+    server_cpu_ms: cpuSince(cpu0[0], [serverPid]),
+    postgres_cpu_ms: cpuSince(cpu0[1], postgresPids()),
+    ms: performance.now() - t0,
+  };
+}
+
+/** A GET whose body is counted, not kept: its status and length in bytes. */
+export function download(origin, path, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(origin + path, { headers, agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (d) => (bytes += d.length));
+      res.on('end', () => resolve({ status: res.statusCode, bytes, complete: res.complete }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * What a fresh page of memory costs this machine: a 200 MiB buffer the process has never touched, one
+ * write to each 4 KiB page, in µs a page (median of three buffers). Each page is mapped on its first
+ * touch; on a virtual machine that lends its memory back (a memory balloon) that costs ten times more
+ * than on bare metal, and every large answer built in memory pays it.
+ */
+export function freshPageMicros() {
+  const size = 200 * 2 ** 20;
+  const page = 4096;
+  const times = [];
+  for (let k = 0; k < 3; k++) {
+    const buf = Buffer.allocUnsafeSlow(size);
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < size; i += page) buf[i] = 1;
+    times.push(Number(process.hrtime.bigint() - t0) / 1e3 / (size / page));
+  }
+  return median(times);
+}
+
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export const round = (_, x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
 

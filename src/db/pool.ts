@@ -69,6 +69,29 @@ export async function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Pr
 }
 
 /**
+ * Runs a generator in one transaction, passing on what it yields as it comes (a long read, a page at a
+ * time): committed when it returns; rolled back when it throws or its consumer stops early (`return()`).
+ */
+export async function* streamInTransaction<T, R>(
+  db: Db,
+  fn: (tx: Tx) => AsyncGenerator<T, R, undefined>,
+): AsyncGenerator<T, R, undefined> {
+  const client = await db.connect();
+  let committed = false;
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = yield* fn(client);
+    await client.query('COMMIT');
+    committed = true;
+    return result;
+  } finally {
+    if (!committed) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    client.release(broken);
+  }
+}
+
+/**
  * Runs fn in a transaction that is always rolled back, and returns what fn returned: a dry run of writes
  * (what they would do, exactly, with nothing kept). It holds the locks the writes take until it ends.
  */

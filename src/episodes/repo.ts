@@ -128,7 +128,6 @@ export type ActionRow = {
 };
 
 export type ActionFilter = {
-  since: Date | undefined;
   /** The podcast's URL key, and the record it belongs to (its actions under any URL), if any. */
   podcastHash?: string | undefined;
   subscriptionId?: number | undefined;
@@ -138,45 +137,92 @@ export type ActionFilter = {
 const ACTION_COLUMNS = `a.id, a.podcast_url, a.episode_url, a.episode_guid, a.action, a.at, a.started, a.position,
        a.total, a.device_id, a.changed`;
 
+/** Where a page of a download starts: after this change stamp and id (as PostgreSQL wrote them). */
+export type ActionCursor = { changed: string; id: string };
+
+/** Where a download `since` starts: at the stamp, whatever the id; at the beginning without one. */
+export const cursorAt = (since: Date | undefined): ActionCursor => ({
+  changed: since?.toISOString() ?? '-infinity',
+  id: '0',
+});
+
+export type ActionPage = {
+  /** The page's actions as the elements of a JSON array (comma-separated, without brackets); '' for none. */
+  json: string;
+  /** The last action of the page; undefined for an empty page. */
+  last: ActionCursor | undefined;
+  /** A full page: more may follow (a download whose last page is full ends with an empty one). */
+  more: boolean;
+  /** The clock at the read. */
+  readAt: Date;
+  /** On the last page: no write of the user was under way or committed since the read's snapshot. */
+  settled: boolean;
+};
+
 /**
- * The user's actions stored at or after `since`, in the order stored, as the elements of a JSON array
- * (comma-separated, without the brackets), with the time of the read; or, aggregated, each episode's latest
- * action of each type, for those that changed at or after `since`. The JSON was written with each action:
- * a full download of thousands of actions costs a concatenation, and the process no row objects at all
- * (docs/performance.md).
+ * A page of the user's actions after `after` (by change stamp, then id: the order stored), at most `size`,
+ * as JSON text; or, aggregated, of each episode's latest action of each type. The JSON was written with
+ * each action: a page costs a concatenation, and the process no row objects at all (docs/performance.md).
+ * A download reads page after page, each in a statement of its own, so that neither side holds more than
+ * a page (docs/decisions/streamed-downloads.md).
  *
- * One statement that is also the hold on the user's writers (docs/decisions/sync-stamps.md): it locks the
- * user's row FOR SHARE, skipping it if a writer holds it, and compares the row's newest `last_change`
- * (what a lock sees) with the one in the statement's snapshot (what the read sees). Locked and unchanged,
- * no write of the user committed after the snapshot, and every later one waits for the lock and is
- * stamped after the read's clock. Otherwise (a writer under way, one that committed meanwhile, or no such
- * user) the answer is undefined, and the caller reads again inside a transaction that holds the writers.
+ * The last page (one shorter than `size`) is also the hold on the user's writers (docs/decisions/sync-stamps.md):
+ * it locks the user's row FOR SHARE, skipping it if a writer holds it, and compares the row's newest
+ * `last_change` (what a lock sees) with the one in the statement's snapshot (what the read sees). Locked
+ * and unchanged (`settled`), no write of the user committed after the snapshot, and every later one waits
+ * for the lock and is stamped after the read's clock. Otherwise (a writer under way, one that committed
+ * meanwhile, or no such user) the caller reads the rest again inside a transaction that holds the writers.
+ * The pages before it lock nothing: a write that commits between two pages is stamped after every action
+ * already read (stamps follow commit order), so a later page reads it.
  */
-export async function actionsAsJson(
+export async function actionPage(
   db: Queryable,
   userId: number,
   f: ActionFilter,
   aggregated: boolean,
-): Promise<{ readAt: Date; json: string } | undefined> {
-  const filters = `AND ($3::uuid IS NULL OR a.podcast_hash = $3 OR a.subscription_id = $4)
-                   AND ($5::text IS NULL OR a.device_id = $5)`;
-  const actions = aggregated
-    ? `SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
+  after: ActionCursor,
+  size: number,
+): Promise<ActionPage> {
+  const filters = `AND ($4::uuid IS NULL OR a.podcast_hash = $4 OR a.subscription_id = $5)
+                   AND ($6::text IS NULL OR a.device_id = $6)`;
+  const page = aggregated
+    ? `SELECT l.changed, l.action_id AS id, a.json
          FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-        WHERE l.user_id = u.id AND l.changed >= coalesce($2::timestamptz, '-infinity') ${filters}`
-    : `SELECT string_agg(a.json, ',' ORDER BY a.changed, a.id)
-         FROM episode_actions a
-        WHERE a.user_id = u.id AND a.changed >= coalesce($2::timestamptz, '-infinity') ${filters}`;
-  const r = await db.query<{ read_at: Date; settled: boolean; json: string | null }>({
-    name: aggregated ? 'episode-actions-latest-json' : 'episode-actions-since-json',
-    text: `SELECT clock_timestamp() AS read_at, u.last_change = seen.last_change AS settled, (${actions}) AS json
-             FROM users u CROSS JOIN (SELECT last_change FROM users WHERE id = $1) seen
-            WHERE u.id = $1 FOR SHARE OF u SKIP LOCKED`,
-    values: [userId, f.since ?? null, f.podcastHash ?? null, f.subscriptionId ?? null, f.device ?? null],
+        WHERE l.user_id = $1 AND (l.changed, l.action_id) > ($2::timestamptz, $3::bigint) ${filters}
+        ORDER BY l.changed, l.action_id LIMIT $7`
+    : `SELECT a.changed, a.id, a.json FROM episode_actions a
+        WHERE a.user_id = $1 AND (a.changed, a.id) > ($2::timestamptz, $3::bigint) ${filters}
+        ORDER BY a.changed, a.id LIMIT $7`;
+  // A full page may have more after it; a short one is the last, and only the last locks the user's row.
+  // The aggregates take the page in the order it is read (no sort on PostgreSQL 16 and later).
+  const r = await db.query<{
+    read_at: Date;
+    n: number;
+    settled: boolean | null;
+    json: string | null;
+    last_changed: string | null;
+    last_id: string | null;
+  }>({
+    name: aggregated ? 'episode-latest-page-json' : 'episode-actions-page-json',
+    text: `SELECT clock_timestamp() AS read_at, p.n, p.json, p.last_changed::text, p.ids[p.n]::text AS last_id,
+                  CASE WHEN p.n < $7 THEN
+                    (SELECT u.last_change = seen.last_change
+                       FROM users u CROSS JOIN (SELECT last_change FROM users WHERE id = $1) seen
+                      WHERE u.id = $1 FOR SHARE OF u SKIP LOCKED) END AS settled
+             FROM (SELECT count(*)::int AS n, string_agg(x.json, ',' ORDER BY x.changed, x.id) AS json,
+                          max(x.changed) AS last_changed, array_agg(x.id ORDER BY x.changed, x.id) AS ids
+                     FROM (${page}) x) p`,
+    values: [userId, after.changed, after.id, f.podcastHash ?? null, f.subscriptionId ?? null, f.device ?? null, size],
   });
-  const first = r.rows[0];
-  if (!first?.settled) return undefined;
-  return { readAt: first.read_at, json: first.json ?? '' };
+  const row = r.rows[0]!;
+  return {
+    json: row.json ?? '',
+    last:
+      row.last_changed === null || row.last_id === null ? undefined : { changed: row.last_changed, id: row.last_id },
+    more: row.n === size,
+    readAt: row.read_at,
+    settled: row.settled === true,
+  };
 }
 
 /** Removes every action of the user; returns how many. */

@@ -1,4 +1,4 @@
-import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { streamInTransaction, withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, missingUser } from '../errors';
 import { DEVICE_ID } from '../devices/service';
 import * as subscriptions from '../subscriptions/service';
@@ -92,22 +92,26 @@ export async function record(
   return { changedAt: written.at, stored: written.stored, rewritten: [...rewritten], skipped };
 }
 
+/** Actions in a page of a download: about 125 KB of JSON, what the process and PostgreSQL hold of one. */
+export const DOWNLOAD_PAGE = 500;
+
 /**
  * The user's actions stored at or after `since` (all without it), in the order stored; `aggregated`: only
  * each episode's latest action of each type (by the action's own time). `podcast` keeps one podcast's
- * actions, under any URL its subscription has had; `device` one device's. They come as the elements of a
- * JSON array in the gpodder.net episode-action format (the interchange format of episode actions, which
- * the gpodder and Nextcloud doors serve as they are), written by PostgreSQL. `readAt` is the clock at the
- * read, taken while no write of the user is under way: every action stored later has a later stamp. A
- * client can so be given a `since` close to now, and one that syncs until it has caught up with its clock
- * (Kasts) stops.
+ * actions, under any URL its subscription has had; `device` one device's. They come a page at a time, as
+ * the elements of a JSON array in the gpodder.net episode-action format (the interchange format of episode
+ * actions, which the gpodder and Nextcloud doors serve as they are), written by PostgreSQL: each yielded
+ * piece is a page's actions, comma-separated, never empty. What it returns at the end is `readAt`, the
+ * clock at the last page's read, taken while no write of the user was under way: every action not yielded
+ * has a later stamp. A client can so be given a `since` close to now, and one that syncs until it has
+ * caught up with its clock (Kasts) stops. A download whose consumer stops early (`return()`) reads no more.
  */
-export async function since(
+export async function* since(
   db: Db,
   userId: number,
   q: { since?: Date | undefined; podcast?: string | undefined; device?: string | undefined; aggregated?: boolean },
-): Promise<{ readAt: Date; json: string }> {
-  const filter: repo.ActionFilter = { since: q.since, device: q.device };
+): AsyncGenerator<string, Date, undefined> {
+  const filter: repo.ActionFilter = { device: q.device };
   if (q.podcast !== undefined) {
     const podcast = checkFeedUrl(q.podcast);
     if (!podcast.ok) throw new InvalidInput(`Invalid podcast: ${podcast.problem}`);
@@ -115,14 +119,24 @@ export async function since(
     filter.subscriptionId = await subscriptions.recordIdByUrlHash(db, userId, filter.podcastHash);
   }
   const aggregated = q.aggregated === true;
-  const read = await repo.actionsAsJson(db, userId, filter, aggregated);
-  if (read) return read;
-  // A write of the user was under way or committed meanwhile: wait for it, then read.
-  return withTransaction(db, async (tx) => {
+  let after = repo.cursorAt(q.since);
+  /** Pages from `after` on, to the last; returns the last. */
+  async function* pages(on: Queryable): AsyncGenerator<string, repo.ActionPage, undefined> {
+    for (;;) {
+      const page = await repo.actionPage(on, userId, filter, aggregated, after, DOWNLOAD_PAGE);
+      after = page.last ?? after;
+      if (page.json !== '') yield page.json;
+      if (!page.more) return page;
+    }
+  }
+  const last = yield* pages(db);
+  if (last.settled) return last.readAt;
+  // A write of the user was under way at the end, or committed meanwhile: wait for it, then read the rest.
+  return yield* streamInTransaction(db, async function* (tx) {
     await repo.holdWriters(tx, userId);
-    const held = await repo.actionsAsJson(tx, userId, filter, aggregated);
-    if (!held) throw missingUser(userId);
-    return held;
+    const held = yield* pages(tx);
+    if (!held.settled) throw missingUser(userId);
+    return held.readAt;
   });
 }
 

@@ -7,6 +7,7 @@ import * as episodes from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { BadRequest } from './errors';
 import { route } from '../http/method';
+import { sendStreamed } from '../http/stream';
 import { anyJson } from './http';
 import { NEXTCLOUD_PREFIXES } from './nextcloud';
 import { clientTimestamp, parseSince } from './sync-time';
@@ -31,6 +32,23 @@ const text = (v: unknown, name: string): string | undefined => {
   if (typeof v !== 'string') throw new BadRequest(`Invalid ${name}: give it once`);
   return v;
 };
+
+/** The download's answer from its first pages and the rest: the same bytes as one string would be. */
+async function* actionsAnswer(read: string[], rest: AsyncGenerator<string, Date, undefined>) {
+  try {
+    yield `{"actions":[${read.join(',')}`;
+    for (let next = await rest.next(); ; next = await rest.next()) {
+      if (next.done) {
+        yield `],"timestamp":${clientTimestamp(next.value)}}`;
+        return;
+      }
+      yield `,${next.value}`;
+    }
+  } finally {
+    // The client went away or a write failed: no more pages (a finished reading ignores this).
+    await rest.return(new Date(0));
+  }
+}
 
 /** Episode actions over gpodder.net v2 and the Nextcloud gpoddersync dialect. */
 export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
@@ -68,16 +86,29 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       ...(skipped.length > 0 && { skipped }),
     };
   };
-  /** `{"actions":[...],"timestamp":T}`: the actions come as JSON text, written by PostgreSQL as clients read them. */
+  /**
+   * `{"actions":[...],"timestamp":T}`: the actions come as JSON text, written by PostgreSQL as clients read
+   * them, a page at a time. An answer of one page goes at once, with its length; a longer one is written as
+   * its pages come, and `timestamp` (which follows the actions) once the last is read
+   * (docs/decisions/streamed-downloads.md).
+   */
   const download: RequestHandler = async (req, res) => {
     const query = req.query as Record<string, unknown>;
-    const found = await episodes.since(ctx.db, currentUser(req), {
+    const pages = episodes.since(ctx.db, currentUser(req), {
       since: parseSince(query.since),
       podcast: text(query.podcast, 'podcast'),
       device: text(query.device, 'device'),
       aggregated: flag(query.aggregated),
     });
-    res.type('json').send(`{"actions":[${found.json}],"timestamp":${clientTimestamp(found.readAt)}}`);
+    // Two pieces read before the status: an error until then is answered as any other.
+    const first = await pages.next();
+    const second = first.done ? first : await pages.next();
+    res.type('json');
+    if (second.done) {
+      res.send(`{"actions":[${first.done ? '' : first.value}],"timestamp":${clientTimestamp(second.value)}}`);
+      return;
+    }
+    await sendStreamed(res, actionsAnswer([first.value as string, second.value], pages));
   };
   route(
     r,

@@ -1,5 +1,6 @@
 import { record, since } from '../../src/episodes/service';
 import { as, testApp, type TestApp } from '../helpers/app';
+import { readAll } from '../helpers/episodes';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -174,7 +175,7 @@ test('a write that commits while the download reads (after its snapshot) is not 
         at: new Date('2026-11-20T10:00:00Z'),
       },
     ]);
-    const reading = since(t.db, u.id, {});
+    const reading = readAll(since(t.db, u.id, {}));
     await new Promise((r) => setTimeout(r, 30));
     await writer.query('COMMIT');
     const read = await reading;
