@@ -34,7 +34,7 @@ function column<K extends keyof ActionWrite>(rows: ActionWrite[], k: K): string 
  * JSON.stringify writes it (to_json escapes strings as JSON does). Written once, when the action is stored
  * (the `json` column), so that a full download costs a concatenation (migration 14 has the same text).
  */
-const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast_url)::text
+export const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast_url)::text
      || ',"episode":' || to_json(${x}.episode_url)::text
      || coalesce(',"guid":' || to_json(${x}.guid)::text, '')
      || ',"action":' || to_json(${x}.action)::text

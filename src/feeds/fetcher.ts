@@ -71,7 +71,13 @@ function newHome(feedUrl: string, redirectedTo: string | undefined, facts: FeedF
 async function applyLearnt(db: Db, log: Logger, feedUrl: string, declaredGuid: string | null, move: Move | null) {
   const adopt = declaredGuid !== null && declaredGuid !== podcastGuid(feedUrl);
   if (!adopt && move === null) return;
-  for (const record of await subscriptions.recordsOfFeed(db, feedUrl)) {
+  // Only a move concerns the records that took the declared guid already (at an earlier fetch).
+  const records = await subscriptions.recordsOfFeed(
+    db,
+    feedUrl,
+    move === null ? (declaredGuid ?? undefined) : undefined,
+  );
+  for (const record of records) {
     const collided: string[] = [];
     if (adopt) {
       const applied = await subscriptions.adoptFeedGuid(db, record.userId, record.guid, record.feedUrl, declaredGuid);

@@ -203,14 +203,18 @@ export async function changeLocked(tx: Queryable, userId: number, guid: string, 
   return applyChange(tx, userId, await liveRecord(tx, userId, guid), checked);
 }
 
-/** Every user's live record whose current URL is this feed's (by normalised URL): who a fetch concerns. */
+/**
+ * Every user's live record whose current URL is this feed's (by normalised URL): who a fetch concerns; with
+ * `unlessGuid`, not the records that have that guid already.
+ */
 export async function recordsOfFeed(
   db: Queryable,
   feedUrl: string,
+  unlessGuid?: string,
 ): Promise<{ userId: number; guid: string; feedUrl: string }[]> {
   const checked = checkFeedUrl(feedUrl);
   if (!checked.ok) return [];
-  const rows = await repo.liveRecordsWithUrl(db, urlHash(checked.key));
+  const rows = await repo.liveRecordsWithUrl(db, urlHash(checked.key), unlessGuid ?? null);
   return rows
     .filter((r) => {
       const current = checkFeedUrl(r.feed_url);

@@ -6,6 +6,7 @@ import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { podcastGuid } from '../../src/subscriptions/urls';
 import { feedServer, redirect, rss, xml } from '../helpers/feed-server';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { sentStatements } from '../helpers/statements';
 import { csrfOf, signedInAgent } from '../helpers/web';
 
 // The feed rule (docs/decisions/feed-rule.md): what a feed declares (a podcast:guid, a permanent
@@ -279,6 +280,29 @@ describe('a feed that says it moved', () => {
     expect(sorted(moves.rows.map((m) => `${m.old_value} ${m.new_value}`))).toEqual(
       sorted([`${f['/one']} ${f['/three']}`, `${f['/ping']} ${f['/pong']}`]),
     );
+  });
+});
+
+describe('a feed fetched again', () => {
+  /** The users whose row a fetch locked for a change of one of their records (the fetcher's per-record step). */
+  const lockedUsers = async (fn: () => Promise<unknown>): Promise<number[]> =>
+    (await sentStatements(fn))
+      .filter((s) => s.text === 'SELECT 1 FROM users WHERE id = $1 FOR UPDATE')
+      .map((s) => Number(s.values![0]));
+
+  test('passes over the subscribers that took its guid already: only one who came since takes it', async () => {
+    const G3 = 'c3d4e5f6-a7b8-4c9d-8e0f-2a3b4c5d6e7f';
+    const f = serve('again', { '/feed': feed({ title: 'Again', guid: G3 }) });
+    const early = [await t.user('early'), await t.user('early'), await t.user('early')];
+    for (const u of early) await subscribe(u, [{ feed_url: f['/feed']! }]);
+    await fetchFeeds();
+    const late = await t.user('late');
+    await subscribe(late, [{ feed_url: f['/feed']! }]);
+    const ours = new Set([...early, late].map((u) => u.id));
+    expect((await lockedUsers(() => fetchFeeds())).filter((id) => ours.has(id))).toEqual([late.id]);
+    for (const u of [...early, late]) {
+      expect((await as(t, u).get(`/v1/subscriptions/${G3}`)).body).toMatchObject({ feed_url: f['/feed'] });
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { discoverNewFeeds } from '../../src/feeds/discover';
-import pg from 'pg';
 import { as, testApp, type TestApp } from '../helpers/app';
+import { sentStatements } from '../helpers/statements';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -9,20 +9,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Statements sent to PostgreSQL while fn runs. */
-async function statements(fn: () => Promise<unknown>): Promise<number> {
-  const original = pg.Client.prototype.query;
-  let n = 0;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    n++;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await fn();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return n;
-}
+const statements = async (fn: () => Promise<unknown>): Promise<number> => (await sentStatements(fn)).length;
 
 const feeds = (tag: string, n: number) =>
   Array.from({ length: n }, (_, i) => ({ feed_url: `https://rt.example/${tag}/${i}.xml` }));
