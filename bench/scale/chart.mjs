@@ -1,5 +1,7 @@
-// The chart of docs/performance.md: each request's p99 latency against the number of episode actions in the
-// database, from the scale bench's results (bench/scale/results/*.json), as an SVG.
+// The chart of docs/performance.md, from the scale bench's results (bench/scale/results/*.json), as an SVG:
+// above, each request's p99 latency against the number of episode actions in the database, each run a
+// segment from its baseline to its data set (the two measured in turn, on the same machine at the same
+// time); below, the ratio of the two, which is what compares across runs, with the issue's 1.5 line.
 //   node bench/scale/chart.mjs [results-dir] [out.svg]
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,74 +11,83 @@ const out = process.argv[3] ?? join(import.meta.dirname, '..', '..', 'docs', 'sc
 const runs = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')))
-  .filter((r) => r.reads && r.writes);
-
-/** p99 by request, at each size (actions): the baselines of all runs averaged into one point. */
-const series = new Map();
-for (const r of runs) {
-  for (const [k, v] of Object.entries({ ...r.reads, ...r.writes })) {
-    const points = series.get(k) ?? new Map();
-    for (const [side, actions] of [
-      ['baseline', r.sizes.baseline.actions],
-      ['scale', r.sizes.scale.actions],
-    ]) {
-      points.set(actions, [...(points.get(actions) ?? []), v[side].p99_ms]);
-    }
-    series.set(k, points);
-  }
-}
-const lines = [...series].map(([k, points]) => ({
-  k,
-  points: [...points].map(([x, ys]) => [x, ys.reduce((a, b) => a + b, 0) / ys.length]).sort((a, b) => a[0] - b[0]),
-}));
+  .filter((r) => r.reads && r.writes)
+  .sort((a, b) => a.scale - b.scale);
+const labels = Object.keys({ ...runs[0].reads, ...runs[0].writes });
+const figure = (r, k) => ({ ...r.reads, ...r.writes })[k];
 
 const W = 760,
-  H = 420,
   left = 60,
   right = 200,
-  top = 30,
-  bottom = 50;
-const xs = lines.flatMap((l) => l.points.map((p) => p[0]));
+  panel = 260,
+  gap = 70,
+  top = 40;
+const H = top + 2 * panel + gap + 50;
+const xs = runs.flatMap((r) => [r.sizes.baseline.actions, r.sizes.scale.actions]);
 const [lo, hi] = [Math.floor(Math.log10(Math.min(...xs))), Math.ceil(Math.log10(Math.max(...xs)))];
-const ys = lines.flatMap((l) => l.points.map((p) => p[1]));
-const [yLo, yHi] = [Math.floor(Math.log10(Math.min(...ys))), Math.ceil(Math.log10(Math.max(...ys)))];
 const x = (v) => left + ((Math.log10(v) - lo) / (hi - lo)) * (W - left - right);
-const y = (v) => H - bottom - ((Math.log10(v) - yLo) / (yHi - yLo)) * (H - top - bottom);
+const p99s = runs.flatMap((r) => labels.flatMap((k) => [figure(r, k).baseline.p99_ms, figure(r, k).scale.p99_ms]));
+const [yLo, yHi] = [Math.floor(Math.log10(Math.min(...p99s))), Math.ceil(Math.log10(Math.max(...p99s)))];
+const y = (v) => top + panel - ((Math.log10(v) - yLo) / (yHi - yLo)) * panel;
+const ratioTop = top + panel + gap;
+const rMax = 2;
+const yr = (v) => ratioTop + panel - (v / rMax) * panel;
 const colours = ['#1b6ac9', '#d9480f', '#2b8a3e', '#862e9c', '#c92a2a', '#e67700', '#0b7285', '#5c5f66'];
 const text = (tx, ty, s, extra = '') => `<text x="${tx}" y="${ty}" ${extra}>${s}</text>`;
+const hline = (yy, stroke, extra = '') =>
+  `<line x1="${left}" y1="${yy}" x2="${W - right}" y2="${yy}" stroke="${stroke}" ${extra}/>`;
 const parts = [
   `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
   `<rect width="${W}" height="${H}" fill="white"/>`,
   text(
     left,
     18,
-    'p99 latency (ms, log scale) at 16 connections, by episode actions in the database',
+    'p99 latency (ms, log scale), 16 connections: each run from its baseline to its data set',
     'font-weight="bold"',
   ),
+  text(left, ratioTop - 14, 'p99 of the data set ÷ p99 of the baseline, in the same run', 'font-weight="bold"'),
 ];
 for (let e = lo; e <= hi; e++) {
-  parts.push(`<line x1="${x(10 ** e)}" y1="${top}" x2="${x(10 ** e)}" y2="${H - bottom}" stroke="#ddd"/>`);
-  parts.push(text(x(10 ** e), H - bottom + 16, `10^${e}`, 'text-anchor="middle"'));
+  for (const [t, b] of [
+    [top, top + panel],
+    [ratioTop, ratioTop + panel],
+  ]) {
+    parts.push(`<line x1="${x(10 ** e)}" y1="${t}" x2="${x(10 ** e)}" y2="${b}" stroke="#ddd"/>`);
+  }
+  parts.push(text(x(10 ** e), ratioTop + panel + 16, `10^${e}`, 'text-anchor="middle"'));
 }
 for (let e = yLo; e <= yHi; e++) {
   for (const m of e < yHi ? [1, 2, 5] : [1]) {
-    const v = m * 10 ** e;
-    parts.push(
-      `<line x1="${left}" y1="${y(v)}" x2="${W - right}" y2="${y(v)}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`,
-    );
-    parts.push(text(left - 6, y(v) + 4, String(v), 'text-anchor="end"'));
+    parts.push(hline(y(m * 10 ** e), m === 1 ? '#ccc' : '#eee'));
+    parts.push(text(left - 6, y(m * 10 ** e) + 4, String(m * 10 ** e), 'text-anchor="end"'));
   }
 }
+for (let v = 0; v <= rMax; v += 0.5) {
+  parts.push(hline(yr(v), v === 1.5 ? '#c92a2a' : '#eee', v === 1.5 ? 'stroke-dasharray="6 4"' : ''));
+  parts.push(text(left - 6, yr(v) + 4, v.toFixed(1), 'text-anchor="end"'));
+}
+parts.push(text(W - right + 4, yr(1.5) + 4, 'goal: at most 1.5', 'fill="#c92a2a"'));
 parts.push(text((left + W - right) / 2, H - 12, 'episode actions in the database (log scale)', 'text-anchor="middle"'));
-lines.forEach((l, i) => {
+labels.forEach((k, i) => {
   const c = colours[i % colours.length];
+  const ratio = [[runs[0].sizes.baseline.actions, 1]];
+  for (const r of runs) {
+    const f = figure(r, k);
+    const [a, b] = [r.sizes.baseline.actions, r.sizes.scale.actions];
+    parts.push(
+      `<line x1="${x(a)}" y1="${y(f.baseline.p99_ms)}" x2="${x(b)}" y2="${y(f.scale.p99_ms)}" stroke="${c}" stroke-width="2"/>`,
+      `<circle cx="${x(a)}" cy="${y(f.baseline.p99_ms)}" r="3" fill="${c}"/>`,
+      `<circle cx="${x(b)}" cy="${y(f.scale.p99_ms)}" r="3" fill="${c}"/>`,
+    );
+    ratio.push([b, f.p99_ratio]);
+  }
   parts.push(
-    `<polyline fill="none" stroke="${c}" stroke-width="2" points="${l.points.map(([a, b]) => `${x(a)},${y(b)}`).join(' ')}"/>`,
+    `<polyline fill="none" stroke="${c}" stroke-width="2" points="${ratio.map(([a, b]) => `${x(a)},${yr(b)}`).join(' ')}"/>`,
+    ...ratio.map(([a, b]) => `<circle cx="${x(a)}" cy="${yr(b)}" r="3" fill="${c}"/>`),
+    `<rect x="${W - right + 16}" y="${top + i * 20}" width="12" height="3" fill="${c}"/>`,
+    text(W - right + 34, top + i * 20 + 5, k.replaceAll('_', ' ')),
   );
-  for (const [a, b] of l.points) parts.push(`<circle cx="${x(a)}" cy="${y(b)}" r="3" fill="${c}"/>`);
-  parts.push(`<rect x="${W - right + 16}" y="${top + i * 20}" width="12" height="3" fill="${c}"/>`);
-  parts.push(text(W - right + 34, top + i * 20 + 5, l.k.replaceAll('_', ' ')));
 });
 parts.push('</svg>');
 writeFileSync(out, parts.join('\n') + '\n');
-console.log(`${out}: ${lines.length} requests, ${xs.length} points`);
+console.log(`${out}: ${labels.length} requests, ${runs.length} runs`);

@@ -32,40 +32,6 @@ const SCALE = Number(process.env.SCALE ?? 0.01);
 const PARTS = (process.env.SCALE_PARTS ?? 'requests,plans,fetcher').split(',');
 const out = process.env.SCALE_RESULTS ?? join(import.meta.dirname, 'results', `scale-${SCALE}.json`);
 
-/** Table and index bytes, in all and per action and per subscription record. */
-async function sizes(world) {
-  const { rows } = await world.pool.query(
-    `SELECT c.relname AS table, c.reltuples::bigint AS rows, pg_table_size(c.oid) AS table_bytes,
-            pg_indexes_size(c.oid) AS index_bytes
-       FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
-      ORDER BY pg_total_relation_size(c.oid) DESC`,
-  );
-  const of = (t) => rows.find((r) => r.table === t) ?? { rows: 0, table_bytes: 0, index_bytes: 0 };
-  const per = (tables, n) => ({
-    table: tables.reduce((s, t) => s + Number(of(t).table_bytes), 0) / n,
-    index: tables.reduce((s, t) => s + Number(of(t).index_bytes), 0) / n,
-  });
-  const actions = Number(of('episode_actions').rows);
-  const records = Number(of('subscriptions').rows);
-  const { rows: db } = await world.pool.query('SELECT pg_database_size(current_database()) AS bytes');
-  return {
-    database_bytes: Number(db[0].bytes),
-    data_dir_bytes: Number(execFileSync('du', ['-sb', world.pgDir]).toString().split('\t')[0]),
-    actions,
-    records,
-    bytes_per_action: per(['episode_actions', 'episode_latest'], actions),
-    bytes_per_subscription: per(['subscriptions', 'subscription_guids', 'subscription_urls', 'feed_changes'], records),
-    tables: rows
-      .filter((r) => Number(r.table_bytes) + Number(r.index_bytes) > 1 << 20)
-      .map((r) => ({
-        ...r,
-        rows: Number(r.rows),
-        table_bytes: Number(r.table_bytes),
-        index_bytes: Number(r.index_bytes),
-      })),
-  };
-}
-
 const t0 = Date.now();
 const git = (...args) =>
   execFileSync('git', args, { cwd: import.meta.dirname })
@@ -98,7 +64,8 @@ try {
     const checked = await checkAgainstApp(w);
     log(`${w.name}: ${checked.records} records and ${checked.actions} actions read back as the app writes them`);
   }
-  results.sizes = { baseline: await sizes(base), scale: await sizes(scaled) };
+  // As generated, before any run's writes (a kept data set's indexes keep the space those took).
+  results.sizes = { baseline: base.meta.sizes, scale: scaled.meta.sizes };
   if (PARTS.includes('requests')) await requests(base, scaled);
   if (PARTS.includes('plans')) {
     log('the plans of the hot requests ...');

@@ -1,6 +1,7 @@
 // One data set of the scale bench and the castsync that serves it: its own embedded PostgreSQL (kept in
 // SCALE_DATA_DIR/<name> between runs when that is set, else in a temporary directory), the data generated
 // once, and castsync started as `npm start` on it.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ const { hashPassword } = require('./dist/auth/secrets.js');
 const { migrateDatabase } = require('./dist/jobs/migrate.js');
 
 /** Bumped when the generator changes what it writes: a kept data set of another version is made again. */
-const DATA_VERSION = 2;
+const DATA_VERSION = 3;
 
 /**
  * Takes a kept data set back to what was generated: the bench's own writes of an earlier run removed (the
@@ -45,6 +46,40 @@ async function undoBenchWrites(pool, meta) {
     `UPDATE feeds SET next_fetch_at = now() + interval '1 day' WHERE next_fetch_at < now() + interval '1 hour'`,
   );
   await pool.query('VACUUM ANALYZE');
+}
+
+/** Table and index bytes, in all and per action and per subscription record. */
+export async function sizesOf(pool, pgDir) {
+  const { rows } = await pool.query(
+    `SELECT c.relname AS table, c.reltuples::bigint AS rows, pg_table_size(c.oid) AS table_bytes,
+            pg_indexes_size(c.oid) AS index_bytes
+       FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
+      ORDER BY pg_total_relation_size(c.oid) DESC`,
+  );
+  const of = (t) => rows.find((r) => r.table === t) ?? { rows: 0, table_bytes: 0, index_bytes: 0 };
+  const per = (tables, n) => ({
+    table: tables.reduce((s, t) => s + Number(of(t).table_bytes), 0) / n,
+    index: tables.reduce((s, t) => s + Number(of(t).index_bytes), 0) / n,
+  });
+  const actions = Number(of('episode_actions').rows);
+  const records = Number(of('subscriptions').rows);
+  const { rows: db } = await pool.query('SELECT pg_database_size(current_database()) AS bytes');
+  return {
+    database_bytes: Number(db[0].bytes),
+    data_dir_bytes: Number(execFileSync('du', ['-sb', pgDir]).toString().split('\t')[0]),
+    actions,
+    records,
+    bytes_per_action: per(['episode_actions', 'episode_latest'], actions),
+    bytes_per_subscription: per(['subscriptions', 'subscription_guids', 'subscription_urls', 'feed_changes'], records),
+    tables: rows
+      .filter((r) => Number(r.table_bytes) + Number(r.index_bytes) > 1 << 20)
+      .map((r) => ({
+        ...r,
+        rows: Number(r.rows),
+        table_bytes: Number(r.table_bytes),
+        index_bytes: Number(r.index_bytes),
+      })),
+  };
 }
 
 export async function openWorld(name, scale, log) {
@@ -82,6 +117,7 @@ export async function openWorld(name, scale, log) {
       generated,
       generatedAt: new Date().toISOString(),
       popular: popularCount(feedCount(scale)),
+      sizes: await sizesOf(pool, join(dir, 'pg')),
     };
     writeFileSync(metaFile, JSON.stringify(meta, null, 2));
   } else {

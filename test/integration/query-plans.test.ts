@@ -17,7 +17,16 @@ import { testApp, type TestApp } from '../helpers/app';
 type PlanNode = { 'Node Type': string; 'Relation Name'?: string; Plans?: PlanNode[] };
 const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
-const BIG_TABLES = ['users', 'subscriptions', 'episode_actions', 'episode_latest', 'feeds', 'feed_items'];
+const BIG_TABLES = [
+  'users',
+  'subscriptions',
+  'subscription_guids',
+  'subscription_urls',
+  'episode_actions',
+  'episode_latest',
+  'feeds',
+  'feed_items',
+];
 
 let t: TestApp;
 let client: pg.Client;
@@ -30,8 +39,9 @@ beforeAll(async () => {
   t = await testApp();
   client = new pg.Client({ connectionString: t.url });
   await client.connect();
-  // 5,000 users with 30 records each, feeds drawn by Zipf's law over 20,000; 150,000 actions spread over
-  // them and 8,000 for one user; 10,000 feeds with 10 items each.
+  // 5,000 users with 30 records each, feeds drawn by Zipf's law over 20,000, one record in ten with an
+  // earlier guid and one in ten with another URL; 150,000 actions spread over them and 8,000 for one user;
+  // the feeds with 10 items each.
   await client.query(`
     INSERT INTO users (username, password_hash) SELECT 'u' || g, 'x' FROM generate_series(1, 5000) g;
     INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, subscription_changed)
@@ -41,7 +51,9 @@ beforeAll(async () => {
     ON CONFLICT DO NOTHING;
     UPDATE users u SET record_count = (SELECT count(*) FROM subscriptions s WHERE s.user_id = u.id);
     INSERT INTO subscription_guids (user_id, guid, subscription_id, replaced_at)
-    SELECT user_id, gen_random_uuid(), id, now() FROM subscriptions WHERE id % 50 = 0;
+    SELECT user_id, gen_random_uuid(), id, now() FROM subscriptions WHERE id % 10 = 0;
+    INSERT INTO subscription_urls (user_id, url_hash, subscription_id, feed_url)
+    SELECT user_id, md5(feed_url || '?old')::uuid, id, feed_url || '?old' FROM subscriptions WHERE id % 10 = 5;
     INSERT INTO episode_actions (user_id, podcast_url, podcast_hash, subscription_id, episode_url, episode_hash,
                                  episode_guid, action, at, position, device_id, changed, json)
     SELECT s.user_id, s.feed_url, s.url_hash, s.id, s.feed_url || '/' || g, md5(s.feed_url || '/' || g)::uuid,
