@@ -82,6 +82,8 @@ export async function sizesOf(pool, pgDir) {
   };
 }
 
+const LOAD_WAL = /^\d+[MG]B$/.test(process.env.SCALE_LOAD_WAL ?? '') ? process.env.SCALE_LOAD_WAL : '16GB';
+
 export async function openWorld(name, scale, log) {
   const keep = process.env.SCALE_DATA_DIR;
   const dir = keep ? join(keep, name) : mkdtempSync(join(tmpdir(), `castsync-scale-${name}-`));
@@ -100,8 +102,9 @@ export async function openWorld(name, scale, log) {
   if (!meta) {
     log(`generating the ${name} data set (SCALE=${scale}) ...`);
     await migrateDatabase(db.url, logger);
-    // A bulk load: checkpoints further apart while it runs (put back afterwards).
-    await pool.query(`ALTER SYSTEM SET max_wal_size = '16GB'`);
+    // A bulk load: checkpoints further apart while it runs (put back afterwards); SCALE_LOAD_WAL lowers the
+    // write-ahead log's allowance where the disk is short (SCALE=1 on a disk with less than 100 GB free).
+    await pool.query(`ALTER SYSTEM SET max_wal_size = '${LOAD_WAL}'`);
     await pool.query(`ALTER SYSTEM SET checkpoint_timeout = '30min'`);
     await pool.query('SELECT pg_reload_conf()');
     const port = await freePort();
