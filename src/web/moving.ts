@@ -66,9 +66,18 @@ export function movingRoutes(ctx: ApiContext): Router {
     get: async (req, res) => {
       const name = res.locals.account!.username;
       const at = new Date();
+      const pieces = transfer.archivePieces(ctx.db, currentUser(req), name, at);
+      // The devices and records are read before the status: an error until then is answered as any other.
+      const head = await pieces.next();
       res.type('application/json; charset=utf-8').attachment(`castsync-${name}-${at.toISOString().slice(0, 10)}.json`);
-      // A page of actions at a time, as they are read: a big history is never whole in memory.
-      await sendStreamed(res, transfer.archivePieces(ctx.db, currentUser(req), name, at));
+      // Then a page of actions at a time, as they are read: a big history is never whole in memory.
+      await sendStreamed(
+        res,
+        (async function* () {
+          if (!head.done) yield head.value;
+          yield* pieces;
+        })(),
+      );
     },
   });
   route(r, '/web/import', {

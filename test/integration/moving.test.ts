@@ -880,6 +880,17 @@ describe('the web page: download my data, and imports as jobs', () => {
       (await (await signedInAgent(remote.app, empty.name, empty.password)).agent.get('/web/export')).text,
     );
     expect(none.episode_actions).toEqual([]);
+
+    // The database failing before the first piece: an error page, not a download of it.
+    await remote.db.query('ALTER TABLE devices RENAME TO devices_away');
+    try {
+      const broken = await agent.get('/web/export');
+      expect(broken.status).toBe(500);
+      expect(broken.headers['content-type']).toMatch(/^text\/html/);
+      expect(broken.headers['content-disposition']).toBeUndefined();
+    } finally {
+      await remote.db.query('ALTER TABLE devices_away RENAME TO devices');
+    }
   });
 
   test('download my data gives the archive; restoring it on the page brings the same OPA view', async () => {
