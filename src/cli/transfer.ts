@@ -122,10 +122,9 @@ export function registerExport(program: Command): void {
       'write everything castsync keeps for a user (subscriptions with their history, episode actions, devices) as one JSON archive',
     )
     .action(async (name: string, opts: { output?: string }) => {
-      const archive = await withDatabase(async (ctx) =>
-        transfer.exportArchive(ctx.db, await userIdOf(ctx, name), name),
+      const { text, counts } = await withDatabase(async (ctx) =>
+        transfer.archiveTextOf(ctx.db, await userIdOf(ctx, name), name),
       );
-      const text = transfer.archiveText(archive);
       if (opts.output === undefined) {
         process.stdout.write(text);
         return;
@@ -133,8 +132,8 @@ export function registerExport(program: Command): void {
       // Whole or not at all, readable by its owner only: it is the user's history.
       await writeFileDurably(opts.output, text);
       console.error(
-        `Archive of ${name} written to ${opts.output}: ${archive.subscriptions.length} subscription records, ` +
-          `${archive.episode_actions.length} episode actions, ${archive.devices.length} devices`,
+        `Archive of ${name} written to ${opts.output}: ${counts.subscriptions} subscription records, ` +
+          `${counts.actions} episode actions, ${counts.devices} devices`,
       );
     });
 }

@@ -145,34 +145,39 @@ export async function markPlayed(db: Queryable, userId: number, id: string): Pro
 /** The speeds the web player offers (0.5x to 3x). */
 export const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3] as const;
 
-/** The speed the user plays the episode's podcast at on the web page (1 unless they chose one). */
-export async function speedFor(db: Queryable, userId: number, e: Episode): Promise<number> {
+/** The speed the user plays the episode's podcast at on the web page: the one chosen for it, else their own. */
+export async function speedFor(db: Queryable, userId: number, e: Episode, personal: number): Promise<number> {
   const hash = urlHashOf(e.feedUrl);
-  return (hash === undefined ? undefined : await player.speedOf(db, userId, hash)) ?? 1;
+  return (hash === undefined ? undefined : await player.speedOf(db, userId, hash)) ?? personal;
 }
+
+const checkSpeed = (speed: number) => {
+  if (!(SPEEDS as readonly number[]).includes(speed)) throw new InvalidInput(`speed: one of ${SPEEDS.join(', ')}`);
+};
 
 /** Keeps the speed for the podcast of the episode `id` (one of SPEEDS, else an InvalidInput). */
 export async function setSpeed(db: Queryable, userId: number, id: string, speed: number): Promise<void> {
-  if (!(SPEEDS as readonly number[]).includes(speed)) throw new InvalidInput(`speed: one of ${SPEEDS.join(', ')}`);
+  checkSpeed(speed);
   const e = await episode(db, userId, id);
   const hash = urlHashOf(e.feedUrl);
-  if (hash) await player.setSpeed(db, userId, hash, speed);
+  if (hash) await player.setSpeed(db, userId, hash, speed, (await playerSettings(db, userId)).speed);
 }
 
 /** The skip lengths the web player offers, back and forward, in seconds. */
 export const SKIPS = { back: [5, 10, 15, 30, 45, 60], forward: [10, 15, 30, 45, 60, 90, 120] } as const;
-export const DEFAULT_SKIPS: player.SkipLengths = { back: 10, forward: 30 };
+export const DEFAULT_PLAYER: player.PlayerSettings = { back: 10, forward: 30, speed: 1 };
 
-/** The user's skip lengths on the web player (10 s back and 30 s forward unless they chose others). */
-export async function skipLengths(db: Queryable, userId: number): Promise<player.SkipLengths> {
-  return (await player.skipLengthsOf(db, userId)) ?? DEFAULT_SKIPS;
+/** The user's web player: skip lengths (10 s back and 30 s forward) and own speed (1), unless they chose others. */
+export async function playerSettings(db: Queryable, userId: number): Promise<player.PlayerSettings> {
+  return (await player.settingsOf(db, userId)) ?? DEFAULT_PLAYER;
 }
 
-/** Keeps the user's skip lengths (each one of SKIPS, else an InvalidInput). */
-export async function setSkipLengths(db: Queryable, userId: number, skips: player.SkipLengths): Promise<void> {
+/** Keeps the user's skip lengths (each one of SKIPS) and own speed (one of SPEEDS), else an InvalidInput. */
+export async function setPlayerSettings(db: Queryable, userId: number, settings: player.PlayerSettings): Promise<void> {
   for (const way of ['back', 'forward'] as const) {
     const allowed: readonly number[] = SKIPS[way];
-    if (!allowed.includes(skips[way])) throw new InvalidInput(`skip ${way}: one of ${allowed.join(', ')} seconds`);
+    if (!allowed.includes(settings[way])) throw new InvalidInput(`skip ${way}: one of ${allowed.join(', ')} seconds`);
   }
-  await player.setSkipLengths(db, userId, skips);
+  checkSpeed(settings.speed);
+  await player.setSettings(db, userId, settings);
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/pool';
 
-// The web player's settings: speeds per podcast and skip lengths (tables podcast_speeds and
-// player_settings: this file is their one writer).
+// The web player's settings: speeds per podcast, and the person's skip lengths and own speed (tables
+// podcast_speeds and player_settings: this file is their one writer).
 
 /** The speed the user chose for the podcast (by its feed's URL hash), if any. */
 export async function speedOf(db: Queryable, userId: number, podcastHash: string): Promise<number | undefined> {
@@ -12,9 +12,18 @@ export async function speedOf(db: Queryable, userId: number, podcastHash: string
   return r.rows[0]?.speed;
 }
 
-/** Keeps the user's speed for the podcast; 1 (the normal speed) is kept as no row. */
-export async function setSpeed(db: Queryable, userId: number, podcastHash: string, speed: number): Promise<void> {
-  if (speed === 1) {
+/**
+ * Keeps the user's speed for the podcast; their own speed (`personal`, what a podcast plays at unless they
+ * chose one for it) is kept as no row, so that the podcast follows it when it changes.
+ */
+export async function setSpeed(
+  db: Queryable,
+  userId: number,
+  podcastHash: string,
+  speed: number,
+  personal = 1,
+): Promise<void> {
+  if (speed === personal) {
     await db.query('DELETE FROM podcast_speeds WHERE user_id = $1 AND podcast_hash = $2', [userId, podcastHash]);
     return;
   }
@@ -25,21 +34,26 @@ export async function setSpeed(db: Queryable, userId: number, podcastHash: strin
   );
 }
 
-export type SkipLengths = { back: number; forward: number };
+export type PlayerSettings = { back: number; forward: number; speed: number };
 
-/** The skip lengths the user chose, if any. */
-export async function skipLengthsOf(db: Queryable, userId: number): Promise<SkipLengths | undefined> {
-  const r = await db.query<SkipLengths>(
-    'SELECT skip_back AS back, skip_forward AS forward FROM player_settings WHERE user_id = $1',
+/** The skip lengths and the speed the user chose, if any. */
+export async function settingsOf(db: Queryable, userId: number): Promise<PlayerSettings | undefined> {
+  const r = await db.query<PlayerSettings>(
+    'SELECT skip_back AS back, skip_forward AS forward, speed FROM player_settings WHERE user_id = $1',
     [userId],
   );
   return r.rows[0];
 }
 
-export async function setSkipLengths(db: Queryable, userId: number, { back, forward }: SkipLengths): Promise<void> {
+export async function setSettings(
+  db: Queryable,
+  userId: number,
+  { back, forward, speed }: PlayerSettings,
+): Promise<void> {
   await db.query(
-    `INSERT INTO player_settings (user_id, skip_back, skip_forward) VALUES ($1, $2, $3)
-     ON CONFLICT (user_id) DO UPDATE SET skip_back = EXCLUDED.skip_back, skip_forward = EXCLUDED.skip_forward`,
-    [userId, back, forward],
+    `INSERT INTO player_settings (user_id, skip_back, skip_forward, speed) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (user_id) DO UPDATE
+       SET skip_back = EXCLUDED.skip_back, skip_forward = EXCLUDED.skip_forward, speed = EXCLUDED.speed`,
+    [userId, back, forward, speed],
   );
 }

@@ -37,6 +37,30 @@ export async function discoverNewFeeds(db: Queryable): Promise<number> {
   return found;
 }
 
+/** A look costs a scan of the users (about 0.1 s at 150,000): the looks take at most this share of the time. */
+const LOOK_SHARE = 0.05;
+
+/**
+ * Looks for new feeds (`discoverNewFeeds`) when called, but not sooner than `everyMs` after the last look
+ * began, nor sooner than the last look took / LOOK_SHARE after it ended: a second apart for a small
+ * instance, further apart where a look is dear, however often the fetcher asks (between every batch of a
+ * run, and once a second while idle). The first call looks.
+ */
+export function pacedLooks(db: Queryable, everyMs = 1000): () => Promise<void> {
+  let next = 0;
+  return async () => {
+    const began = Date.now();
+    if (began < next) return;
+    next = Infinity;
+    try {
+      await discoverNewFeeds(db);
+    } finally {
+      const ended = Date.now();
+      next = Math.max(began + everyMs, ended + (ended - began) / LOOK_SHARE);
+    }
+  };
+}
+
 /** Notes feeds the fetcher learnt of (a feed's new home), due at once if nobody had them; how many were new. */
 export async function noteFeeds(db: Queryable, urls: string[]): Promise<number> {
   const byHash = new Map<string, string>();

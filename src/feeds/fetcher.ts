@@ -6,7 +6,7 @@ import { addJob } from '../jobs/queue';
 import type { Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
 import { podcastGuid, urlHashOf } from '../subscriptions/urls';
-import { discoverNewFeeds, noteFeeds } from './discover';
+import { noteFeeds, pacedLooks } from './discover';
 import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
 import { fetches, fetchSeconds } from './metrics';
 import { FeedParseError, parseFeed, type FeedFacts } from './parse';
@@ -184,13 +184,14 @@ export async function fetchDueFeeds(
     signal = new AbortController().signal,
     budgetMs = 240_000,
     foreground = idleForeground,
-  }: { signal?: AbortSignal; budgetMs?: number; foreground?: Foreground } = {},
+    look = pacedLooks(ctx.db),
+  }: { signal?: AbortSignal; budgetMs?: number; foreground?: Foreground; look?: () => Promise<void> } = {},
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   const until = Date.now() + budgetMs;
   while (!signal.aborted && Date.now() < until) {
-    // Feeds subscribed to while a long run goes on are found between its batches.
-    await discoverNewFeeds(ctx.db);
+    // Feeds subscribed to while a long run goes on are found between its batches (at the looks' pace).
+    await look();
     const due = await repo.claimDue(ctx.db, s.concurrency * 4, LEASE_SECONDS);
     if (due.length === 0) break;
     await politely(due, s, async (feed) => {
@@ -211,18 +212,19 @@ const LOOK_MS = 1000;
 /**
  * The fetcher as the worker runs it: every minute, and within a second or two of a feed coming due. Each
  * second while no fetch runs here it looks for new feeds (the records changed since its last look: a scan
- * of the users table, and a query per user who changed something) and for due feeds (one probe of an
- * index). It needs no word from the request that subscribed, so it finds what other processes wrote too.
+ * of the users table, and a query per user who changed something; at most a twentieth of the time, so
+ * every 2 s at 150,000 users, `pacedLooks`) and for due feeds (one probe of an index). It needs no word from the request that subscribed, so it finds what other processes wrote too.
  */
 export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foreground: Foreground }): TaskList {
   const settings = fetcherSettings(ctx.config);
   const stopping = new AbortController();
   let [looking, running] = [false, false];
+  const lookForNew = pacedLooks(ctx.db, LOOK_MS);
   const look = setInterval(() => {
     if (looking || running || stopping.signal.aborted) return;
     looking = true;
     // Queuing is idempotent: the job key names one waiting job, whichever process queued it.
-    discoverNewFeeds(ctx.db)
+    lookForNew()
       .then(() => repo.anyDue(ctx.db))
       .then(async (due) => {
         if (due) await addJob(ctx.db, FETCH_TASK, {}, { jobKey: FETCH_TASK, queue: 'feeds', maxAttempts: 1 });
@@ -237,7 +239,7 @@ export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foregro
         running = true;
         try {
           const signal = AbortSignal.any([stopping.signal, helpers.abortSignal]);
-          const counts = await fetchDueFeeds(ctx, settings, { signal, foreground: ctx.foreground });
+          const counts = await fetchDueFeeds(ctx, settings, { signal, foreground: ctx.foreground, look: lookForNew });
           if (Object.keys(counts).length > 0) ctx.logger.info({ component: 'feeds', ...counts }, 'feeds fetched');
         } finally {
           running = false;

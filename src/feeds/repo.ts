@@ -46,12 +46,15 @@ export async function usersToLookAt(
   db: Queryable,
   limit: number,
 ): Promise<{ user_id: number; noted_until: Date | null; noted_id: string | null; last_change: Date }[]> {
+  // The users who changed, found first and then ordered: with the LIMIT on the join itself PostgreSQL
+  // expects to stop early and probes feed_discovery once per user, which reads every user when few changed
+  // (0.73 s at 150,000 users, against 0.11 s for one hash join of the two tables).
   const r = await db.query<{ user_id: number; noted_until: Date | null; noted_id: string | null; last_change: Date }>(
-    `SELECT u.id AS user_id, d.noted_until, d.noted_id::text AS noted_id, u.last_change
-       FROM users u LEFT JOIN feed_discovery d ON d.user_id = u.id
-      WHERE d.noted_until IS NULL OR u.last_change > d.noted_until OR d.noted_id < $2
-      ORDER BY u.last_change
-      LIMIT $1`,
+    `WITH changed AS MATERIALIZED (
+       SELECT u.id AS user_id, d.noted_until, d.noted_id::text AS noted_id, u.last_change
+         FROM users u LEFT JOIN feed_discovery d ON d.user_id = u.id
+        WHERE d.noted_until IS NULL OR u.last_change > d.noted_until OR d.noted_id < $2)
+     SELECT * FROM changed ORDER BY last_change LIMIT $1`,
     [limit, LAST_ID],
   );
   return r.rows;

@@ -62,50 +62,108 @@ export const DEFAULT_KEEP: KeepLimits = { maxFavourites: 10_000, maxQueueItems: 
 
 export type Archive = z.infer<typeof archiveSchema>;
 
-/**
- * Everything castsync keeps for the user: devices, subscription records with their history, episode
- * actions, favourites (cleared ones too, so that a restore keeps what was cleared) and Up next.
- */
-export async function exportArchive(db: Db, userId: number, username: string): Promise<Archive> {
-  const records = await subscriptions.archivedRecords(db, userId);
-  const actions: Archive['episode_actions'] = [];
-  let after: episodes.HistoryCursor | undefined;
-  do {
-    const found = await episodes.history(db, userId, after, 5000);
-    after = found.next;
-    for (const a of found.actions) {
-      actions.push({
-        podcast: a.podcastUrl,
-        episode: a.episodeUrl,
-        ...(a.guid !== undefined && { guid: a.guid }),
-        action: a.action,
-        timestamp: a.at.toISOString(),
-        ...(a.device !== undefined && { device: a.device }),
-        ...(a.started !== undefined && { started: a.started }),
-        ...(a.position !== undefined && { position: a.position }),
-        ...(a.total !== undefined && { total: a.total }),
-      });
-    }
-  } while (after !== undefined);
+/** What an archive holds, counted. */
+export type Counts = { subscriptions: number; actions: number; devices: number; favourites: number; queue: number };
+
+/** An archive as a file holds it (what `castsync export` writes). */
+export const archiveText = (a: Archive): string => JSON.stringify(a, null, 2) + '\n';
+
+/** An archive's episode action, in the gpodder.net format. */
+function actionOf(a: episodes.StoredAction): Archive['episode_actions'][number] {
   return {
-    format: ARCHIVE_FORMAT,
-    version: ARCHIVE_VERSION,
-    exported_at: new Date().toISOString(),
-    user: username,
-    devices: (await devices.list(db, userId)).map((d) => ({ id: d.id, caption: d.caption, type: d.type })),
-    subscriptions: records.map((r) => ({
-      feed_url: r.feedUrl,
-      guid: r.guid,
-      is_subscribed: r.subscribed,
-      subscription_changed: r.subscriptionChanged.toISOString(),
-      guid_changed: r.guidChanged?.toISOString() ?? null,
-      other_urls: r.otherUrls,
-      earlier_guids: r.earlierGuids,
-    })),
-    episode_actions: actions,
-    ...(await keptOf(db, userId)),
+    podcast: a.podcastUrl,
+    episode: a.episodeUrl,
+    ...(a.guid !== undefined && { guid: a.guid }),
+    action: a.action,
+    timestamp: a.at.toISOString(),
+    ...(a.device !== undefined && { device: a.device }),
+    ...(a.started !== undefined && { started: a.started }),
+    ...(a.position !== undefined && { position: a.position }),
+    ...(a.total !== undefined && { total: a.total }),
   };
 }
+
+/** How many actions an archive reads and writes at a time. */
+const ACTION_PAGE = 500;
+
+/** `value` as JSON.stringify(…, null, 2) writes it `depth` levels down in a document. */
+const nested = (value: unknown, depth: number) =>
+  JSON.stringify(value, null, 2).replaceAll('\n', '\n' + '  '.repeat(depth));
+const member = (key: string, value: unknown) => `  ${JSON.stringify(key)}: ${nested(value, 1)}`;
+
+/**
+ * Everything castsync keeps for the user, as the archive's text (`archiveText` of the archive): devices,
+ * subscription records with their history, episode actions, favourites (cleared ones too, so that a restore
+ * keeps what was cleared) and Up next. It comes in pieces, the actions a page at a time as they are read,
+ * so that a big history is never whole in memory (the web's download streams it); what it returns is the
+ * count of each part.
+ */
+export async function* archivePieces(
+  db: Db,
+  userId: number,
+  username: string,
+  exportedAt = new Date(),
+): AsyncGenerator<string, Counts> {
+  const records = await subscriptions.archivedRecords(db, userId);
+  const owned = (await devices.list(db, userId)).map((d) => ({ id: d.id, caption: d.caption, type: d.type }));
+  const head = [
+    member('format', ARCHIVE_FORMAT),
+    member('version', ARCHIVE_VERSION),
+    member('exported_at', exportedAt.toISOString()),
+    member('user', username),
+    member('devices', owned),
+    member(
+      'subscriptions',
+      records.map((r) => ({
+        feed_url: r.feedUrl,
+        guid: r.guid,
+        is_subscribed: r.subscribed,
+        subscription_changed: r.subscriptionChanged.toISOString(),
+        guid_changed: r.guidChanged?.toISOString() ?? null,
+        other_urls: r.otherUrls,
+        earlier_guids: r.earlierGuids,
+      })),
+    ),
+  ];
+  yield `{\n${head.join(',\n')},\n  "episode_actions": [`;
+  let actions = 0;
+  let after: episodes.HistoryCursor | undefined;
+  do {
+    const found = await episodes.history(db, userId, after, ACTION_PAGE);
+    after = found.next;
+    const page = found.actions.map((a) => `\n    ${nested(actionOf(a), 2)}`).join(',');
+    if (page !== '') yield (actions === 0 ? '' : ',') + page;
+    actions += found.actions.length;
+  } while (after !== undefined);
+  const kept = await keptOf(db, userId);
+  yield `${actions === 0 ? '' : '\n  '}],\n${member('favourites', kept.favourites)},\n${member('queue', kept.queue)}\n}\n`;
+  return {
+    subscriptions: records.length,
+    actions,
+    devices: owned.length,
+    favourites: kept.favourites.length,
+    queue: kept.queue.length,
+  };
+}
+
+/** The whole text of an archive, and its counts. */
+export async function archiveTextOf(
+  db: Db,
+  userId: number,
+  username: string,
+): Promise<{ text: string; counts: Counts }> {
+  const pieces = archivePieces(db, userId, username);
+  let text = '';
+  for (;;) {
+    const next = await pieces.next();
+    if (next.done) return { text, counts: next.value };
+    text += next.value;
+  }
+}
+
+/** Everything castsync keeps for the user, as an archive (read back from its text). */
+export const exportArchive = async (db: Db, userId: number, username: string): Promise<Archive> =>
+  parseArchive((await archiveTextOf(db, userId, username)).text);
 
 /** The user's favourites (cleared ones too) and Up next, as the archive holds them. */
 async function keptOf(db: Db, userId: number): Promise<Pick<Archive, 'favourites' | 'queue'>> {

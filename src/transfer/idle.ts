@@ -9,7 +9,7 @@ import { InvalidInput } from '../errors';
 import { writeFileDurably } from '../files';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
-import { exportArchive, importArchive, parseArchive, type Archive, type KeepLimits } from './archive';
+import { archiveTextOf, importArchive, parseArchive, type Archive, type Counts, type KeepLimits } from './archive';
 import type { Summary } from './import';
 import type { Progress } from './sources';
 
@@ -18,9 +18,6 @@ import type { Progress } from './sources';
 
 type Admin = Pick<AuthContext, 'db' | 'authCache'>;
 
-/** What an archive holds, counted. */
-export type Counts = { subscriptions: number; actions: number; devices: number; favourites: number; queue: number };
-
 export const countsOf = (a: Archive): Counts => ({
   subscriptions: a.subscriptions.length,
   actions: a.episode_actions.length,
@@ -28,9 +25,6 @@ export const countsOf = (a: Archive): Counts => ({
   favourites: a.favourites.length,
   queue: a.queue.length,
 });
-
-/** An archive as a file holds it (what castsync export writes). */
-export const archiveText = (a: Archive): string => JSON.stringify(a, null, 2) + '\n';
 
 /** An idle user, archived (`removed`), or left as they were because they changed while being archived. */
 export type Outcome = accounts.Idle & { file: string; counts: Counts; removed: boolean };
@@ -47,9 +41,7 @@ const why = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Err
  */
 async function archiveOne(ctx: Admin, user: accounts.Idle, before: Date, dir: string): Promise<Outcome> {
   const file = archiveFile(dir, user.username);
-  const archive = await exportArchive(ctx.db, user.userId, user.username);
-  const text = archiveText(archive);
-  const counts = countsOf(archive);
+  const { text, counts } = await archiveTextOf(ctx.db, user.userId, user.username);
   const nothing = `nothing of ${user.username} was removed`;
   await writeFileDurably(file, text).catch((err: unknown) => {
     throw new InvalidInput(`Could not write the archive ${file} (${why(err)}): ${nothing}`);

@@ -9,11 +9,20 @@ import { readers, type Progress, type Snapshot, type Source } from './sources';
 // archive (docs/moving.md). The CLI runs an import itself; the web page runs it as a job (jobs.ts).
 
 export { complete, type Summary } from './import';
-export { exportArchive, parseArchive, ARCHIVE_VERSION, type KeepLimits } from './archive';
+export {
+  archivePieces,
+  archiveText,
+  archiveTextOf,
+  exportArchive,
+  parseArchive,
+  ARCHIVE_VERSION,
+  type Counts,
+  type KeepLimits,
+} from './archive';
 export { ImportFailed, serverAddress } from './remote';
 export type { Progress, Snapshot, Source } from './sources';
 export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
-export { archiveFile, archiveIdle, archiveText, restoreArchived, type Counts, type Outcome } from './idle';
+export { archiveFile, archiveIdle, restoreArchived, type Outcome } from './idle';
 
 /** Where an import reads from: another server, as one of its users, or an archive's text. */
 export type ImportSource =

@@ -49,8 +49,9 @@ export function accountRoutes(ctx: ApiContext): Router {
       passwordLogin: ctx.config.passwordLogin,
       timeZone,
       timeZones,
-      skips: await listening.skipLengths(ctx.db, currentUser(req)),
+      player: await listening.playerSettings(ctx.db, currentUser(req)),
       skipChoices: listening.SKIPS,
+      speeds: listening.SPEEDS,
       when,
     });
   };
@@ -79,8 +80,14 @@ export function accountRoutes(ctx: ApiContext): Router {
       again((req, res, notice) => accountPage(req, res, [notice])),
       async (req, res) => {
         const [back, forward] = [Number(formField(req, 'skip_back')), Number(formField(req, 'skip_forward'))];
-        await listening.setSkipLengths(ctx.db, currentUser(req), { back, forward });
-        await accountPage(req, res, [{ kind: 'ok', text: 'Your skip lengths were saved.' }]);
+        // A form without the speed (as the page had before it) keeps the speed there is.
+        const speed = formField(req, 'speed');
+        await listening.setPlayerSettings(ctx.db, currentUser(req), {
+          back,
+          forward,
+          speed: speed === undefined ? (await listening.playerSettings(ctx.db, currentUser(req))).speed : Number(speed),
+        });
+        await accountPage(req, res, [{ kind: 'ok', text: 'Your player settings were saved.' }]);
       },
     ],
   });

@@ -82,6 +82,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
   route(r, '/web/episodes/:id', {
     get: async (req, res) => {
       const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
+      const settings = await listening.playerSettings(ctx.db, currentUser(req));
       const marks = await marksOf(ctx, currentUser(req), [episode]);
       render(res, 'episode', {
         title: episode.title ?? episode.enclosureUrl ?? 'Episode',
@@ -92,11 +93,12 @@ export function listeningRoutes(ctx: ApiContext): Router {
         next: nextInQueue(marks.queue, episode.id),
         previous: previousInQueue(marks.queue, episode.id),
         speeds: listening.SPEEDS,
-        speed: await listening.speedFor(ctx.db, currentUser(req), episode),
-        skips: await listening.skipLengths(ctx.db, currentUser(req)),
+        speed: await listening.speedFor(ctx.db, currentUser(req), episode, settings.speed),
+        skips: settings,
         declared: await documents.declaredOf(ctx, episode.id),
         back: req.originalUrl,
-        scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js'],
+        // queue.js: Up next's dragging, when that page is shown in place.
+        scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js', '/static/queue.js'],
         when,
         duration,
       });

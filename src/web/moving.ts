@@ -4,6 +4,7 @@ import type { ApiContext } from '../api-context';
 import { InvalidInput } from '../errors';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
+import { sendStreamed } from '../http/stream';
 import { listImports, startImport, type ImportView } from '../transfer/jobs';
 import * as transfer from '../transfer/service';
 import { again, PageError } from './errors';
@@ -64,11 +65,19 @@ export function movingRoutes(ctx: ApiContext): Router {
   route(r, '/web/export', {
     get: async (req, res) => {
       const name = res.locals.account!.username;
-      const archive = await transfer.exportArchive(ctx.db, currentUser(req), name);
-      res
-        .type('application/json; charset=utf-8')
-        .attachment(`castsync-${name}-${archive.exported_at.slice(0, 10)}.json`)
-        .send(JSON.stringify(archive, null, 2) + '\n');
+      const at = new Date();
+      const pieces = transfer.archivePieces(ctx.db, currentUser(req), name, at);
+      // The devices and records are read before the status: an error until then is answered as any other.
+      const head = await pieces.next();
+      res.type('application/json; charset=utf-8').attachment(`castsync-${name}-${at.toISOString().slice(0, 10)}.json`);
+      // Then a page of actions at a time, as they are read: a big history is never whole in memory.
+      await sendStreamed(
+        res,
+        (async function* () {
+          if (!head.done) yield head.value;
+          yield* pieces;
+        })(),
+      );
     },
   });
   route(r, '/web/import', {

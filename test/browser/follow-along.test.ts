@@ -104,7 +104,7 @@ test('chapters jump and name the chapter on the lock screen; the transcript foll
   await check(page, 'chapters-transcript');
 });
 
-test("the skip lengths chosen on the account page are the player's buttons, keys and lock-screen skips", async () => {
+test("the speed and skip lengths chosen on the account page are the player's speed, buttons, keys and lock-screen skips", async () => {
   const { t } = world;
   const u = await t.user('skipper');
   await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feed') }] });
@@ -113,11 +113,15 @@ test("the skip lengths chosen on the account page are the player's buttons, keys
   await world.signIn(page, u, '/web/account');
   await page.select('#skip-back', '15');
   await page.select('#skip-forward', '45');
+  await page.select('#player-speed', '1.5');
   expect(await submit(page, '#player-heading ~ form button[type="submit"]')).toBe(200);
-  expect(await text(page, '.notice')).toContain('Your skip lengths were saved.');
+  expect(await text(page, '.notice')).toContain('Your player settings were saved.');
+  await check(page, 'account-player');
 
   await page.goto(`${world.origin}/web/episodes/${id}`);
   expect(await text(page, '#player-controls button[data-skip]')).toEqual(['Back 15 s', 'Forward 45 s']);
+  // The person's own speed: this podcast has none of its own.
+  expect(await page.evaluate('document.getElementById("player").playbackRate')).toBe(1.5);
   await page.waitForFunction('document.getElementById("player").readyState >= 1');
   await page.evaluate('document.getElementById("player").currentTime = 30');
   await page.evaluate('document.activeElement.blur()');

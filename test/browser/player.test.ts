@@ -38,26 +38,31 @@ async function subscribe(api: ReturnType<typeof as>) {
   );
 }
 
-test('lock-screen metadata, speed and skip; at the end: played for the apps, off Up next, the next one plays', async () => {
-  const { t, origin } = world;
-  const u = await t.user('player');
-  const api = as(t, u);
+/** A user subscribed to the feed, with its two episodes in Up next (First, then Second); their item ids. */
+async function listenerWithQueue(name: string) {
+  const u = await world.t.user(name);
+  const api = as(world.t, u);
   await subscribe(api);
-  for (const name of ['first', 'second']) {
+  for (const episode of ['first', 'second']) {
     const added = await api.post('/v1/queue/items', {
       podcast_url: server.url('/feed'),
-      enclosure_url: server.url(`/${name}.wav`),
+      enclosure_url: server.url(`/${episode}.wav`),
     });
     expect(added.status).toBe(201);
   }
-  const ids = Object.fromEntries(
-    (
-      await t.db.query<{ title: string; id: string }>(
-        "SELECT title, id::text AS id FROM feed_items WHERE title IN ('First', 'Second')",
-      )
-    ).rows.map((r) => [r.title, r.id]),
+  const rows = await world.t.db.query<{ title: string; id: string }>(
+    "SELECT title, id::text AS id FROM feed_items WHERE title IN ('First', 'Second')",
   );
+  return {
+    u,
+    api,
+    ids: Object.fromEntries(rows.rows.map((r) => [r.title, r.id])) as Record<'First' | 'Second', string>,
+  };
+}
 
+test('lock-screen metadata, speed and skip; at the end: played for the apps, off Up next, the next one plays', async () => {
+  const { origin } = world;
+  const { u, api, ids } = await listenerWithQueue('player');
   const page = await world.newPage();
   // The lock screen's "previous" of the second is the first (its handler goes there within its first 3 s).
   await world.signIn(page, u, `/web/episodes/${ids.Second}`);
@@ -161,15 +166,9 @@ test('offline, the positions wait in the browser and arrive in order when it is 
 }, 60_000);
 
 test('the sleep timer at the end of the episode: it stops there, and the next one does not open', async () => {
-  const { t, origin } = world;
-  const u = await t.user('sleepy');
-  const api = as(t, u);
-  await subscribe(api);
-  for (const name of ['first', 'second']) {
-    await api.post('/v1/queue/items', { podcast_url: server.url('/feed'), enclosure_url: server.url(`/${name}.wav`) });
-  }
-  const first = (await t.db.query<{ id: string }>("SELECT id::text AS id FROM feed_items WHERE title = 'First'"))
-    .rows[0]!.id;
+  const { origin } = world;
+  const { u, ids } = await listenerWithQueue('sleepy');
+  const first = ids.First;
   const page = await world.newPage();
   await world.signIn(page, u, `/web/episodes/${first}`);
   await page.waitForFunction('document.getElementById("player").readyState >= 1');
@@ -229,4 +228,108 @@ test('playing on between pages: Up next, Favourites, a feed, a star; the player 
   await page.goBack();
   await page.waitForFunction('document.querySelector("main h1").textContent === "Player Radio"');
   await playing();
+
+  // Continue listening, in place.
+  await page.click('nav a[href="/web/in-progress"]');
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Continue listening"');
+  expect(page.url()).toBe(`${origin}/web/in-progress`);
+  await playing();
+
+  // Up next, in place, with two episodes: the second dragged above the first, the page read again in place.
+  await api.post('/v1/queue/items', { podcast_url: server.url('/feed'), enclosure_url: server.url('/first.wav') });
+  await page.click('nav a[href="/web/queue"]');
+  await page.waitForFunction('document.querySelectorAll("#queue .queue-item").length === 2');
+  expect(await page.evaluate('[...document.querySelectorAll("#queue .queue-item")].map((i) => i.draggable)')).toEqual([
+    true,
+    true,
+  ]);
+  await page.evaluate(`(() => {
+    const [top, below] = document.querySelectorAll('#queue .queue-item');
+    const dataTransfer = new DataTransfer();
+    below.dispatchEvent(new DragEvent('dragstart', { bubbles: true, dataTransfer }));
+    top.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer }));
+  })()`);
+  await page.waitForFunction(
+    'document.querySelector("#queue .queue-item") && document.querySelector("#queue .queue-item").textContent.includes("First")',
+  );
+  expect(((await api.get('/v1/queue')).body.items as { title: string }[]).map((i) => i.title)).toEqual([
+    'First',
+    'Second',
+  ]);
+  expect(page.url()).toBe(`${origin}/web/queue`);
+  expect(await page.$eval('#now-playing a', (a) => a.textContent)).toBe('First');
+  await playing();
+}, 60_000);
+
+test('at phone width: thumb-sized controls; the lock screen goes to the next and the previous in Up next; hidden, the position is saved; a sleep timer in minutes', async () => {
+  const { origin } = world;
+  const { u, api, ids } = await listenerWithQueue('thumbs');
+  const page = await world.newPage(390, 844);
+  // The lock screen's buttons call the handlers the page gave the Media Session: kept here to call them.
+  await page.evaluateOnNewDocument(`(() => {
+    const handlers = {};
+    const session = navigator.mediaSession;
+    const set = session.setActionHandler.bind(session);
+    session.setActionHandler = (action, handler) => {
+      handlers[action] = handler;
+      set(action, handler);
+    };
+    globalThis.lockScreen = handlers;
+  })()`);
+  await world.signIn(page, u, `/web/episodes/${ids.First}`);
+  await page.waitForFunction('!document.getElementById("player-controls").hidden');
+
+  // Every control of the page is at least 44 px each way, and the player as wide as the page's text.
+  const small = await page.$$eval('main button, main select, #player-controls button', (els) =>
+    els
+      .map((el) => ({ el: el.outerHTML.slice(0, 60), box: el.getBoundingClientRect() }))
+      .filter(({ box }) => box.width > 0 && (box.height < 44 || box.width < 44))
+      .map(({ el }) => el),
+  );
+  expect(small).toEqual([]);
+  expect(await page.$eval('#player', (a) => a.getBoundingClientRect().width)).toBeGreaterThan(300);
+
+  // Hidden while playing (the phone locked, another app): the position is written, without a pause.
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.evaluate('document.getElementById("player").currentTime = 4');
+  await page.evaluate('document.getElementById("player").play()');
+  await page.waitForFunction('document.getElementById("player").currentTime >= 5');
+  await page.evaluate(`(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  })()`);
+  const webPlays = async () =>
+    ((await api.get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions as { device?: string; position: number }[])
+      .filter((a) => a.device === 'web')
+      .map((a) => a.position);
+  for (let i = 0; i < 50 && (await webPlays()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await webPlays()).toEqual([expect.any(Number)]);
+  expect((await webPlays())[0]).toBeGreaterThanOrEqual(5);
+  expect(await page.evaluate('document.getElementById("player").paused')).toBe(false);
+
+  // A sleep timer of 5 minutes: when they have passed (the page's clock moved on), the player pauses.
+  await page.select('#sleep', '5');
+  expect(await page.$eval('#player-status', (p) => p.textContent)).toBe('Sleep timer: 5 min.');
+  await page.evaluate(`(() => {
+    const now = Date.now;
+    Date.now = () => now() + 5 * 60_000 + 1000;
+  })()`);
+  await page.waitForFunction('document.getElementById("player").paused', { timeout: 5000 });
+  expect(await page.evaluate('document.getElementById("sleep").value')).toBe('');
+
+  // The lock screen's "next": the next in Up next opens and plays.
+  await Promise.all([page.waitForNavigation(), page.evaluate('lockScreen.nexttrack()')]);
+  expect(page.url()).toBe(`${origin}/web/episodes/${ids.Second}?play=1`);
+  // The last of Up next has no "next".
+  expect(await page.evaluate('lockScreen.nexttrack')).toBeNull();
+  // Its "previous" past the first 3 s: back to the start of this one.
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.evaluate('document.getElementById("player").pause()');
+  await page.evaluate('document.getElementById("player").currentTime = 10');
+  await page.evaluate('lockScreen.previoustrack()');
+  expect(await page.evaluate('document.getElementById("player").currentTime')).toBe(0);
+  expect(page.url()).toBe(`${origin}/web/episodes/${ids.Second}?play=1`);
+  // Within its first 3 s: the one before it in Up next.
+  await Promise.all([page.waitForNavigation(), page.evaluate('lockScreen.previoustrack()')]);
+  expect(page.url()).toBe(`${origin}/web/episodes/${ids.First}?play=1`);
 }, 60_000);

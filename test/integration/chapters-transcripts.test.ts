@@ -79,6 +79,13 @@ beforeAll(async () => {
     '/t.html': xml(HTML, { 'content-type': 'text/html' }),
     '/huge.vtt': xml(`WEBVTT\n\n${'00:00:00.000 --> 00:00:01.000\nword\n\n'.repeat(MAX_BYTES.transcript / 20)}`),
     '/broken.json': xml('{"chapters": [', { 'content-type': 'application/json' }),
+    '/huge.json': xml(
+      JSON.stringify({
+        version: '1.2.0',
+        chapters: Array.from({ length: MAX_BYTES.chapters / 40 }, (_, k) => ({ startTime: k, title: `Chapter ${k}` })),
+      }),
+      { 'content-type': 'application/json+chapters' },
+    ),
     '/none.vtt': xml('WEBVTT\n\nno cues here\n'),
     '/moved.json': (_req, res) => res.writeHead(302, { location: '/chapters.json' }).end(),
   });
@@ -106,6 +113,8 @@ beforeAll(async () => {
       9,
       `<podcast:chapters url="${s('/broken.json')}"/><podcast:transcript url="${s('/none.vtt')}" type="text/vtt"/>`,
     ),
+    `<item><guid>huge</guid><title>Huge chapters</title><enclosure url="https://media.example.org/h.mp3" type="audio/mpeg"/>
+       <podcast:chapters url="${s('/huge.json')}" type="application/json+chapters"/></item>`,
   ].join('');
   // The feed itself is served by a second loopback server, so the documents' request counts are their own.
   showServer = await feedServer({ '/show': xml(feed(items)) });
@@ -212,6 +221,14 @@ test('a transcript over the size cap is refused as a feed would be, and the refu
   expect(served('/huge.vtt')).toBe(1);
 });
 
+test('chapters over the size cap are refused as a feed would be, and the refusal is kept for a while', async () => {
+  const id = await idOf('Huge chapters');
+  const r = await web.agent.get(`/web/episodes/${id}/chapters`).expect(200);
+  expect(r.body).toEqual({ chapters: [], error: expect.stringMatching(/over the limit of 524288/) });
+  await web.agent.get(`/web/episodes/${id}/chapters`).expect(200);
+  expect(served('/huge.json')).toBe(1);
+});
+
 test('malformed chapters fall back to the inline ones; without any, the page is told why', async () => {
   expect((await web.agent.get(`/web/episodes/${await idOf('Episode 8')}/chapters`)).body).toEqual({
     chapters: [{ start: 5, title: 'Inline kept', url: null }],
@@ -268,6 +285,12 @@ test('with the default address policy, a document on a private address is refuse
     const r = await agent.agent.get(`/web/episodes/${id}/transcript`).expect(200);
     expect(r.body).toEqual({ cues: [], error: expect.stringMatching(/^refused address: .*loopback/) });
     expect(served('/t.srt')).toBe(before);
+    // Chapters too.
+    const one = (await strict.db.query(`SELECT id::text AS id FROM feed_items WHERE title = 'Episode 1'`)).rows[0].id;
+    const fetched = served('/chapters.json');
+    const chapters = await agent.agent.get(`/web/episodes/${one}/chapters`).expect(200);
+    expect(chapters.body).toEqual({ chapters: [], error: expect.stringMatching(/^refused address: .*loopback/) });
+    expect(served('/chapters.json')).toBe(fetched);
   } finally {
     await strict.close();
   }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { loadConfig } from '../../src/config';
-import { discoverNewFeeds } from '../../src/feeds/discover';
+import { discoverNewFeeds, pacedLooks } from '../../src/feeds/discover';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { podcastGuid } from '../../src/subscriptions/urls';
 import { atom, bomb, feedServer, gzipped, redirect, rss, xml } from '../helpers/feed-server';
@@ -284,6 +284,20 @@ describe('finding new feeds after the requests', () => {
     // Nothing changed since: a look finds nothing and writes nothing.
     await discoverNewFeeds(t.db);
     expect(await discoverNewFeeds(t.db)).toBe(0);
+  });
+
+  test('the looks keep their pace however often the fetcher asks: the first looks, then not before its time', async () => {
+    const look = pacedLooks(t.db, 300);
+    await subscribed(['/paced-1']);
+    await look();
+    expect(await known([fixture.url('/paced-1')])).toEqual([fixture.url('/paced-1')]);
+    await subscribed(['/paced-2']);
+    // Asked again at once (as between the batches of a run): no look.
+    await look();
+    expect(await known([fixture.url('/paced-2')])).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    await look();
+    expect(await known([fixture.url('/paced-2')])).toEqual([fixture.url('/paced-2')]);
   });
 
   test('nothing is missed while writers and looks interleave', async () => {

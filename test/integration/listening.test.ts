@@ -228,23 +228,66 @@ test("a position sent later keeps the browser's time of it; a time that is not o
   expect(stamps.some((s) => s.startsWith(new Date().toISOString().slice(0, 4)))).toBe(true);
 });
 
+/** The player's speed chosen for the podcast of episode `id`. */
+const speedFor = (agent: Awaited<ReturnType<typeof signedInAgent>>['agent'], id: string, csrf: string, value: string) =>
+  agent.post(`/web/episodes/${id}/speed`).type('form').send({ _csrf: csrf, speed: value });
+
 test("the player's speed is kept for the podcast on the server; a speed it does not offer is refused", async () => {
   const { agent } = await signedInAgent(t.app, u.name, u.password);
   // Two episodes of the same podcast ("Three" is in two feeds).
   const [one, three] = [await idOf('One'), await idOf('Two, without a guid')];
   const page = await agent.get(`/web/episodes/${one}`);
   expect(page.text).toContain('<option value="1" selected>1×</option>');
-  const speed = (value: string) =>
-    agent
-      .post(`/web/episodes/${one}/speed`)
-      .type('form')
-      .send({ _csrf: csrfOf(page.text), speed: value });
+  const speed = (value: string) => speedFor(agent, one, csrfOf(page.text), value);
   expect((await speed('7')).status).toBe(400);
   expect((await speed('1.5')).status).toBe(204);
   // Another episode of the same podcast plays at it too.
   expect((await agent.get(`/web/episodes/${three}`)).text).toContain('<option value="1.5" selected>1.5×</option>');
   expect((await speed('1')).status).toBe(204);
   expect((await agent.get(`/web/episodes/${three}`)).text).toContain('<option value="1" selected>1×</option>');
+});
+
+test("the person's own speed: every podcast plays at it, except one with a speed of its own", async () => {
+  const other = await t.user('ownspeed');
+  const posted = await as(t, other).post('/v1/subscriptions', {
+    subscriptions: ['/show', '/huge'].map((p) => ({ feed_url: server.url(p) })),
+  });
+  expect(posted.status).toBe(200);
+  const { agent } = await signedInAgent(t.app, other.name, other.password);
+  // Episodes of two podcasts.
+  const [one, three] = [await idOf('One'), await idOf(`Huge ${MAX_ITEMS + 499}`)];
+  const account = await agent.get('/web/account');
+  expect(account.text).toContain('<option value="1" selected>1×</option>');
+  const settings = (fields: Record<string, string>) =>
+    agent
+      .post('/web/account/player')
+      .type('form')
+      .send({ _csrf: csrfOf(account.text), skip_back: '10', skip_forward: '30', ...fields });
+  expect((await settings({ speed: '4' })).status).toBe(400);
+  const saved = await settings({ speed: '1.25' });
+  expect(saved.status).toBe(200);
+  expect(saved.text).toContain('Your player settings were saved.');
+  expect(saved.text).toMatch(/id="player-speed"[^]*<option value="1.25" selected>1.25×<\/option>/);
+  const selected = async (id: string) =>
+    /<select id="speed"[^]*?<option value="([\d.]+)" selected>/.exec(
+      (await agent.get(`/web/episodes/${id}`)).text,
+    )?.[1];
+  expect(await selected(one)).toBe('1.25');
+  expect(await selected(three)).toBe('1.25');
+  // One podcast at 1×: kept for it, though it is not the person's speed.
+  const page = await agent.get(`/web/episodes/${one}`);
+  const speed = (value: string) => speedFor(agent, one, csrfOf(page.text), value);
+  expect((await speed('1')).status).toBe(204);
+  expect(await selected(one)).toBe('1');
+  expect(await selected(three)).toBe('1.25');
+  // The person's speed chosen for a podcast is no speed of its own: it follows the person's again.
+  expect((await speed('1.25')).status).toBe(204);
+  await settings({ speed: '2' });
+  expect(await selected(one)).toBe('2');
+  // A form without a speed keeps it.
+  await settings({ skip_back: '15' });
+  expect(await selected(three)).toBe('2');
+  expect((await agent.get(`/web/episodes/${three}`)).text).toContain('data-skip-back="15"');
 });
 
 test('mark played works without script, and says so', async () => {

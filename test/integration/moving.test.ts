@@ -827,6 +827,72 @@ describe('the web page: download my data, and imports as jobs', () => {
     expect(await viewOf(local, u)).toEqual(await viewOf(remote, r));
   });
 
+  test('download my data is streamed a page of actions at a time and is the archive written whole', async () => {
+    const empty = await remote.user('streamempty');
+    const source = await remote.user('streamed');
+    const api = as(remote, source);
+    // 1,201 actions: more than two pages of the archive's read, in uploads of 300, with an ordinary and a
+    // device-less action, and text that JSON escapes.
+    for (let from = 0; from < 1201; from += 300) {
+      const batch = Array.from({ length: Math.min(300, 1201 - from) }, (_, k) => ({
+        podcast: 'https://s.example/feed',
+        episode: `https://s.example/${from + k}.mp3?q="a\\b"`,
+        action: 'play',
+        timestamp: new Date(Date.UTC(2024, 0, 1) + (from + k) * 60_000).toISOString().slice(0, 19),
+        started: 0,
+        position: from + k,
+        total: 3600,
+        ...(k % 2 === 0 && { device: 'phone' }),
+      }));
+      await api.post(`/api/2/episodes/${source.name}.json`, batch).expect(200);
+    }
+    for (const u of [empty, source]) {
+      const { agent } = await signedInAgent(remote.app, u.name, u.password);
+      const download = await agent.get('/web/export').buffer(true);
+      expect(download.status).toBe(200);
+      // Sent as it is read, without a length.
+      expect(download.headers['transfer-encoding']).toBe('chunked');
+      expect(download.headers['content-length']).toBeUndefined();
+      const archive = JSON.parse(download.text);
+      // The same text, byte for byte, as the archive written whole (the CLI's and the idle archive's).
+      expect(download.text).toBe(JSON.stringify(archive, null, 2) + '\n');
+      expect({ ...archive, exported_at: '' }).toEqual({
+        ...(await exportArchive(remote.db, u.id, u.name)),
+        exported_at: '',
+      });
+    }
+    const { agent } = await signedInAgent(remote.app, source.name, source.password);
+    const actions = JSON.parse((await agent.get('/web/export')).text).episode_actions;
+    expect(actions).toHaveLength(1201);
+    expect(actions.map((a: { position: number }) => a.position)).toEqual(Array.from({ length: 1201 }, (_, k) => k));
+    expect(actions[0]).toEqual({
+      podcast: 'https://s.example/feed',
+      episode: 'https://s.example/0.mp3?q="a\\b"',
+      action: 'play',
+      timestamp: '2024-01-01T00:00:00.000Z',
+      device: 'phone',
+      started: 0,
+      position: 0,
+      total: 3600,
+    });
+    expect(actions[1].device).toBeUndefined();
+    const none = JSON.parse(
+      (await (await signedInAgent(remote.app, empty.name, empty.password)).agent.get('/web/export')).text,
+    );
+    expect(none.episode_actions).toEqual([]);
+
+    // The database failing before the first piece: an error page, not a download of it.
+    await remote.db.query('ALTER TABLE devices RENAME TO devices_away');
+    try {
+      const broken = await agent.get('/web/export');
+      expect(broken.status).toBe(500);
+      expect(broken.headers['content-type']).toMatch(/^text\/html/);
+      expect(broken.headers['content-disposition']).toBeUndefined();
+    } finally {
+      await remote.db.query('ALTER TABLE devices_away RENAME TO devices');
+    }
+  });
+
   test('download my data gives the archive; restoring it on the page brings the same OPA view', async () => {
     const source = await remote.user('webarchive');
     await as(remote, source)

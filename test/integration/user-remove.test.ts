@@ -4,7 +4,7 @@ import { AuthCache } from '../../src/auth/cache';
 import { signInVouched } from '../../src/auth/identities';
 import { approveLoginFlow, removeUser } from '../../src/auth/service';
 import { moveFeed } from '../../src/subscriptions/service';
-import { setSkipLengths, setSpeed } from '../../src/episodes/player-repo';
+import { setSettings, setSpeed } from '../../src/episodes/player-repo';
 import { setTimeZone } from '../../src/stats/service';
 import { startImport } from '../../src/transfer/jobs';
 import { as, testApp, type TestApp } from '../helpers/app';
@@ -99,7 +99,7 @@ test('user remove leaves no row with that user id in any table', async () => {
 
   // The web player's speed for a podcast, and its skip lengths.
   await setSpeed(t.db, u.id, '00000000-0000-4000-8000-000000000001', 1.5);
-  await setSkipLengths(t.db, u.id, { back: 15, forward: 45 });
+  await setSettings(t.db, u.id, { back: 15, forward: 45, speed: 1.5 });
 
   // A move the feed fetcher followed, noted for the activity page.
   const moved = await moveFeed(t.db, u.id, a!.guid, {

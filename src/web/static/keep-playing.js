@@ -45,6 +45,8 @@
     if (nav && here) here.replaceWith(nav);
     if (push) history.pushState({ inPlace: true }, '', url);
     main.querySelector('h1')?.focus?.();
+    // The page's own script (Up next's dragging) takes its new content.
+    document.dispatchEvent(new Event('castsync:shown'));
   };
 
   const load = async (url, init, push) => {
@@ -76,6 +78,13 @@
     if (!document.querySelector('main').contains(form)) return;
     event.preventDefault();
     load(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form)) }, true);
+  });
+
+  // A page's script asks for the page again (Up next after a drag): in place, while the player is docked.
+  document.addEventListener('castsync:reload', (event) => {
+    if (!bar) return;
+    event.preventDefault();
+    load(location.href, {}, false);
   });
 
   window.addEventListener('popstate', () => {

@@ -1,7 +1,7 @@
 'use strict';
 // The episode page's player: it starts at the position the apps synced, and writes the position back as
-// an episode action (device "web") when paused, every 30 s while playing, and when the page is left while
-// playing; while the server cannot be reached the positions wait in this browser and go, in order, when it
+// an episode action (device "web") when paused, every 30 s while playing, and when the page is left or
+// hidden while playing; while the server cannot be reached the positions wait in this browser and go, in order, when it
 // can. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
 // next episode of Up next opens and plays. Skip back and forward (10 s and 30 s, or the account's lengths), a speed (the person's for the
 // podcast, kept on the server), a sleep timer, keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
@@ -103,10 +103,15 @@
     clearInterval(timer);
     saving = save();
   });
-  window.addEventListener('pagehide', () => {
+  // Left, closed, or hidden (another tab or app in front, the phone locked: the browser may end it unseen).
+  const leaving = () => {
     if (audio.paused) return;
     if (navigator.onLine) navigator.sendBeacon(audio.dataset.save, body());
     else keep([...pending(), { url: audio.dataset.save, fields: Object.fromEntries(body()) }]);
+  };
+  window.addEventListener('pagehide', leaving);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') leaving();
   });
 
   // Through Up next: the end is saved (the pause before "ended" wrote it), then the next episode opens.

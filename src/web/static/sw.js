@@ -3,7 +3,7 @@
 // offline page), fetched when it installs, so that the installed app opens and says so when the network is
 // gone. It never keeps a page or an answer of the server: those hold one person's data. Signing out
 // empties its cache (app.js); a new release's worker (a new SHELL name) fetches the shell anew.
-const SHELL = 'castsync-shell-v3';
+const SHELL = 'castsync-shell-v4';
 const FILES = [
   '/static/style.css',
   '/static/app.js',
@@ -14,6 +14,8 @@ const FILES = [
   '/static/imports.js',
   '/static/icon-192.png',
   '/static/icon-512.png',
+  '/static/icon-maskable-512.png',
+  '/static/manifest.webmanifest',
   '/static/offline.html',
 ];
 
