@@ -3,6 +3,7 @@ import * as episodes from './service';
 import { InvalidInput, NotFound } from '../errors';
 import { urlHashOf } from '../subscriptions/urls';
 import * as player from './player-repo';
+import { readStatesAmong, type EpisodeState } from './state';
 import * as repo from './state-repo';
 
 // Listening: a feed's episodes with where the user is in each (docs/web.md), from the items the fetcher
@@ -12,14 +13,7 @@ import * as repo from './state-repo';
 /** The device the web page's player writes as. */
 export const WEB_DEVICE = 'web';
 
-/** A play within the last 5 % (or marked played: to the end) counts as played. */
-export const PLAYED_SHARE = 0.95;
-
-/** Whether a play that stopped at `position` of `length` seconds (when known) played the episode. */
-export const isPlayed = (position: number, length: number | null): boolean =>
-  length !== null && length > 0 && position / length >= PLAYED_SHARE;
-
-/** One episode as its feed lists it (the feeds' item), and the user's state of it as the apps said. */
+/** One episode as its feed lists it (the feeds' item), and the user's state of it (none: no app said anything of it). */
 export type Episode = {
   guid: string | null;
   title: string | null;
@@ -33,12 +27,14 @@ export type Episode = {
   id: string;
   podcastTitle: string | null;
   feedUrl: string;
-  /** Seconds: the feed's, else the last play's total. */
+  /** Seconds: the state's length (the latest play's total, else the feed's), else the feed's. */
   duration: number | null;
+  state: EpisodeState | undefined;
   /** The latest play: where it stopped, when, on which device; none if never played. */
   position: number | null;
   playedAt: Date | null;
   device: string | null;
+  /** The one played rule's answer (played.ts), as every door gives it. */
   played: boolean;
   /** 0-1, when both the position and the length are known. */
   progress: number | null;
@@ -46,10 +42,10 @@ export type Episode = {
   deleted: boolean;
 };
 
-function episodeOf(r: repo.EpisodeRow): Episode {
-  const length = r.total && r.total > 0 ? r.total : r.duration;
-  const progress = r.position !== null && length ? Math.min(1, r.position / length) : null;
-  const later = (a: Date | null, b: Date | null) => a !== null && (b === null || a > b);
+/** An item and the user's state of it, as the pages show them (the state is presented, never decided, here). */
+function episodeOf(r: repo.ItemRow, state: EpisodeState | undefined): Episode {
+  const length = state?.length ?? r.duration;
+  const position = state?.position;
   return {
     id: r.id,
     podcastTitle: r.podcast_title,
@@ -64,14 +60,25 @@ function episodeOf(r: repo.EpisodeRow): Episode {
     artworkUrl: r.artwork_url,
     season: r.season,
     episode: r.episode,
-    position: r.position,
-    playedAt: r.played_at,
-    device: r.device,
-    played: r.position !== null && isPlayed(r.position, length),
-    progress,
-    downloaded: later(r.downloaded_at, r.deleted_at),
-    deleted: later(r.deleted_at, r.downloaded_at),
+    state,
+    position: position?.value ?? null,
+    playedAt: position?.at ?? null,
+    device: position?.device ?? null,
+    played: state?.played.value ?? false,
+    progress: position && length ? Math.min(1, position.value / length) : null,
+    downloaded: state?.downloaded?.value === true,
+    deleted: state?.downloaded?.value === false,
   };
+}
+
+/** The items with the user's state of each. */
+async function episodesOf(db: Queryable, userId: number, rows: repo.ItemRow[]): Promise<Episode[]> {
+  const states = await readStatesAmong(
+    db,
+    userId,
+    rows.map((r) => r.hashes),
+  );
+  return rows.map((r, i) => episodeOf(r, states[i]));
 }
 
 /** A page of the episodes of a feed the user has a record of, newest first, titles containing `search`. */
@@ -83,28 +90,26 @@ export async function feedEpisodes(
 ): Promise<{ episodes: Episode[]; total: number }> {
   const hash = urlHashOf(feedUrl);
   if (hash === undefined) return { episodes: [], total: 0 };
-  const { rows, total } = await repo.feedEpisodes(db, userId, hash, {
+  const { rows, total } = await repo.feedItems(db, userId, hash, {
     search: query.search,
     limit: query.perPage,
     offset: (query.page - 1) * query.perPage,
   });
-  return { episodes: rows.map(episodeOf), total };
+  return { episodes: await episodesOf(db, userId, rows), total };
 }
 
 /** One episode of a feed the user has a record of; NotFound otherwise. */
 export async function episode(db: Queryable, userId: number, id: string): Promise<Episode> {
-  const row = /^\d{1,18}$/.test(id) ? await repo.episode(db, userId, id) : undefined;
+  const row = /^\d{1,18}$/.test(id) ? await repo.item(db, userId, id) : undefined;
   if (!row) throw new NotFound();
-  return episodeOf(row);
+  const [e] = await episodesOf(db, userId, [row]);
+  return e!;
 }
 
 /** What to continue: the episodes the user played lately and has not finished, newest play first. */
 export async function inProgress(db: Queryable, userId: number, limit = 50): Promise<Episode[]> {
-  const rows = await repo.recentlyPlayed(db, userId, 200);
-  return rows
-    .map(episodeOf)
-    .filter((e) => !e.played && (e.position ?? 0) > 0)
-    .slice(0, limit);
+  const rows = await repo.recentlyPlayedItems(db, userId, 200);
+  return (await episodesOf(db, userId, rows)).filter((e) => !e.played && (e.position ?? 0) > 0).slice(0, limit);
 }
 
 /**

@@ -3,7 +3,7 @@ import { Deleted, NotFound } from '../errors';
 import * as episodes from './service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
-import { isPlayed } from './listening';
+import { readStates, type EpisodeState, type Stamped } from './state';
 import * as favouriteService from './favourites';
 import * as repo from './state-repo';
 
@@ -12,104 +12,27 @@ import * as repo from './state-repo';
 // read from and written to the episode actions every app uploads (docs/clients.md, "Episodes, experimental").
 // An episode is the enclosure URL the apps name it by; its sync id is that URL's key.
 
-/** A value of an episode's state and the time (the app's) it took that value. */
-export type Stamped<T> = { value: T; at: Date };
-
-export type EpisodeRecord = {
-  syncId: string;
-  podcastUrl: string;
-  /** The guid of the user's subscription to the podcast; none when the podcast is not one. */
-  podcastGuid: string | null;
-  episodeGuid: string | null;
-  title: string | null;
-  publishedAt: Date | null;
-  enclosureUrl: string;
-  episodeUrl: string | null;
-  position?: Stamped<number>;
-  played: Stamped<boolean>;
-  isNew?: Stamped<boolean>;
-  downloaded?: Stamped<boolean>;
-  favourite?: Stamped<boolean>;
-};
-
-const later = <T extends { at: Date }>(a: T | undefined, b: T | undefined): T | undefined =>
-  a === undefined || (b !== undefined && b.at > a.at) ? b : a;
-
-/** One episode's record from its latest action of each type and its favourite (the first row names the episode). */
-export function recordOf(rows: repo.LatestRow[]): EpisodeRecord {
-  const first = rows[0]!;
-  const favourite =
-    first.favourite === null ? undefined : { value: first.favourite, at: first.favourite_at ?? new Date(0) };
-  const acted = rows.filter((r): r is repo.LatestRow & { action: repo.ActionName } => r.action !== null);
-  if (acted.length === 0) {
-    // Only a favourite: the episode as the favourite names it.
-    return {
-      syncId: first.episode_hash,
-      podcastUrl: first.podcast_url,
-      podcastGuid: first.podcast_guid,
-      episodeGuid: first.episode_guid ?? first.item_guid,
-      title: first.title,
-      publishedAt: first.published_at,
-      enclosureUrl: first.episode_url,
-      episodeUrl: first.link,
-      played: { value: false, at: favourite!.at },
-      favourite,
-    };
-  }
-  return { ...stateOf(acted), ...(favourite && { favourite }) };
-}
-
-/** One episode's record from its latest action of each type. */
-function stateOf(rows: (repo.LatestRow & { action: repo.ActionName })[]): EpisodeRecord {
-  const by = new Map(rows.map((r) => [r.action, r]));
-  const [play, isNew, download, del] = (['play', 'new', 'download', 'delete'] as const).map((a) => by.get(a));
-  const latest = rows.reduce((a, b) => (b.at > a.at ? b : a));
-  const named = play ?? latest;
-  const record: EpisodeRecord = {
-    syncId: named.episode_hash,
-    podcastUrl: named.podcast_url,
-    podcastGuid: rows.find((r) => r.podcast_guid !== null)?.podcast_guid ?? null,
-    episodeGuid: rows.find((r) => r.episode_guid !== null)?.episode_guid ?? named.item_guid,
-    title: named.title,
-    publishedAt: named.published_at,
-    enclosureUrl: named.episode_url,
-    episodeUrl: named.link,
-    // Played: the latest play reached the end, and no later "new" (AntennaPod's "mark unplayed") undid it.
-    played: { value: false, at: latest.at },
-  };
-  if (play && play.position !== null) {
-    record.position = { value: play.position, at: play.at };
-    record.played = { value: isPlayed(play.position, play.total ?? play.duration), at: play.at };
-  }
-  if (isNew) {
-    const newer = isNew.at > (play?.at ?? new Date(-8.64e15));
-    record.isNew = { value: newer, at: newer ? isNew.at : play!.at };
-    if (newer) record.played = { value: false, at: isNew.at };
-  }
-  const kept = later(download, del);
-  if (kept) record.downloaded = { value: kept === download, at: kept.at };
-  return record;
-}
+export type { EpisodeState, Stamped } from './state';
 
 /**
- * A page of the user's episode records changed after `since`, and how many there are; `syncPoint` is
+ * A page of the user's episode states changed after `since`, and how many there are; `syncPoint` is
  * what to send as the next `since` (as for the episode actions: every later write is stamped after it).
  */
 export async function page(
   db: Db,
   userId: number,
   q: { since?: Date | undefined; page: number; perPage: number },
-): Promise<{ syncPoint: Date; total: number; records: EpisodeRecord[] }> {
-  const r = await episodes.heldRead(db, userId, (tx) =>
-    repo.latestActions(tx, userId, q.since, q.perPage, (q.page - 1) * q.perPage),
-  );
-  const grouped = new Map<string, repo.LatestRow[]>();
-  for (const row of r.rows) grouped.set(row.episode_hash, [...(grouped.get(row.episode_hash) ?? []), row]);
-  return {
-    syncPoint: r.syncPoint,
-    total: r.total,
-    records: [...grouped.values()].map(recordOf),
-  };
+): Promise<{ syncPoint: Date; total: number; records: EpisodeState[] }> {
+  const r = await episodes.heldRead(db, userId, async (tx) => {
+    const changed = await repo.changedPage(tx, userId, {
+      since: q.since,
+      limit: q.perPage,
+      offset: (q.page - 1) * q.perPage,
+    });
+    const states = await readStates(tx, userId, changed.hashes);
+    return { ...changed, records: changed.hashes.flatMap((h) => states.get(h) ?? []) };
+  });
+  return { syncPoint: r.syncPoint, total: r.total, records: r.records };
 }
 
 /** What names an episode in a request: its sync id, or its podcast with its guid or enclosure URL. */

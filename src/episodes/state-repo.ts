@@ -1,10 +1,39 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
+import { ITEM_OF_EPISODE_SQL } from './played';
 
-// The episode view's SQL: a feed's items joined with the user's latest episode actions, matched by the
-// enclosure URL's key, and by guid within the same podcast (an enclosure that moved is still the episode).
+// Episode state's SQL: the one read of what the user's actions and favourite say of episodes (stateRows),
+// which episodes changed (changedPage), the feeds' items the web page lists with the keys of the user's
+// episodes each one is, and the episodes a request names (findEpisodes).
 
-export type EpisodeRow = {
+export const STATE_ACTIONS = ['play', 'new', 'download', 'delete', 'favourite'] as const;
+export type StateAction = (typeof STATE_ACTIONS)[number];
+
+/** One stored fact of an episode: its latest action of one type (or its favourite), with what names it. */
+export type StateRow = {
+  episode_hash: string;
+  action: StateAction;
+  at: Date;
+  changed: Date;
+  device: string | null;
+  position: number | null;
+  total: number | null;
+  /** On the favourite's row: set or cleared. */
+  favourite: boolean | null;
+  podcast_url: string;
+  episode_url: string;
+  episode_guid: string | null;
+  podcast_guid: string | null;
+  item_guid: string | null;
+  title: string | null;
+  published_at: Date | null;
+  link: string | null;
+  duration: number | null;
+};
+
+/** A feed's item, and the keys (sync ids) of the user's episodes it is: its enclosure's, and any of the
+ * user's actions that name it by guid within its podcast (an enclosure that moved is still the episode). */
+export type ItemRow = {
   id: string;
   feed_hash: string;
   guid: string | null;
@@ -19,34 +48,15 @@ export type EpisodeRow = {
   episode: number | null;
   podcast_title: string | null;
   feed_url: string;
-  position: number | null;
-  total: number | null;
-  played_at: Date | null;
-  device: string | null;
-  downloaded_at: Date | null;
-  deleted_at: Date | null;
+  hashes: string[];
 };
 
 const ITEM_COLUMNS = `i.id::text AS id, i.feed_hash::text AS feed_hash, i.guid, i.title, i.enclosure_url, i.enclosure_type,
-  i.published_at, i.duration, i.link, i.artwork_url, i.season, i.episode, f.title AS podcast_title, f.feed_url`;
-
-/** The user's latest play, download and delete of item `i` ($1: the user). */
-const STATE = `LEFT JOIN LATERAL (
-    SELECT (array_agg(a.position ORDER BY a.at DESC, a.id DESC) FILTER (WHERE l.action = 'play'))[1] AS position,
-           (array_agg(a.total ORDER BY a.at DESC, a.id DESC) FILTER (WHERE l.action = 'play'))[1] AS total,
-           (array_agg(a.device_id ORDER BY a.at DESC, a.id DESC) FILTER (WHERE l.action = 'play'))[1] AS device,
-           max(a.at) FILTER (WHERE l.action = 'play') AS played_at,
-           max(a.at) FILTER (WHERE l.action = 'download') AS downloaded_at,
-           max(a.at) FILTER (WHERE l.action = 'delete') AS deleted_at
-      FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-     WHERE l.user_id = $1
-       AND l.episode_hash IN (SELECT i.enclosure_hash
-                              UNION
-                              SELECT x.episode_hash FROM episode_actions x
-                               WHERE x.user_id = $1 AND x.episode_guid = i.guid AND x.podcast_hash = i.feed_hash)
-  ) s ON true`;
-
-const STATE_COLUMNS = 's.position, s.total, s.device, s.played_at, s.downloaded_at, s.deleted_at';
+  i.published_at, i.duration, i.link, i.artwork_url, i.season, i.episode, f.title AS podcast_title, f.feed_url,
+  ARRAY(SELECT i.enclosure_hash::text WHERE i.enclosure_hash IS NOT NULL
+        UNION
+        SELECT x.episode_hash::text FROM episode_actions x
+         WHERE x.user_id = $1 AND x.episode_guid = i.guid AND x.podcast_hash = i.feed_hash) AS hashes`;
 
 /** Whether the user has a record of the feed (a feed's episodes are shown to its subscribers only). */
 const SUBSCRIBER = `EXISTS (SELECT 1 FROM subscriptions sub
@@ -55,19 +65,18 @@ const SUBSCRIBER = `EXISTS (SELECT 1 FROM subscriptions sub
 /** `%text%` for LIKE, its wildcards taken literally. */
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
-/** A page of a feed's episodes, newest first, whose titles contain `search`; and how many there are. */
-export async function feedEpisodes(
+/** A page of a feed's items, newest first, whose titles contain `search`; and how many there are. */
+export async function feedItems(
   db: Queryable,
   userId: number,
   feedHash: string,
   { search, limit, offset }: { search: string; limit: number; offset: number },
-): Promise<{ rows: EpisodeRow[]; total: number }> {
+): Promise<{ rows: ItemRow[]; total: number }> {
   const where = `i.feed_hash = $2 AND ($3 = '' OR i.title ILIKE $4) AND ${SUBSCRIBER}`;
   const args = [userId, feedHash, search, containing(search)];
   const [rows, total] = await Promise.all([
-    db.query<EpisodeRow>(
-      `SELECT ${ITEM_COLUMNS}, ${STATE_COLUMNS}
-         FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash ${STATE}
+    db.query<ItemRow>(
+      `SELECT ${ITEM_COLUMNS} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
         WHERE ${where}
         ORDER BY i.published_at DESC NULLS LAST, i.ord LIMIT $5 OFFSET $6`,
       [...args, limit, offset],
@@ -77,11 +86,10 @@ export async function feedEpisodes(
   return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
 }
 
-/** One episode of a feed the user has a record of. */
-export async function episode(db: Queryable, userId: number, id: string): Promise<EpisodeRow | undefined> {
-  const r = await db.query<EpisodeRow>(
-    `SELECT ${ITEM_COLUMNS}, ${STATE_COLUMNS}
-       FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash ${STATE}
+/** One item of a feed the user has a record of. */
+export async function item(db: Queryable, userId: number, id: string): Promise<ItemRow | undefined> {
+  const r = await db.query<ItemRow>(
+    `SELECT ${ITEM_COLUMNS} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
       WHERE i.id = $2 AND ${SUBSCRIBER}`,
     [userId, id],
   );
@@ -89,12 +97,12 @@ export async function episode(db: Queryable, userId: number, id: string): Promis
 }
 
 /**
- * The episodes of the user's latest plays (the newest `limit` episodes played), newest first, each found
- * among the feeds' items by enclosure key, else by guid within its podcast; plays of episodes no feed
- * lists are left out.
+ * The items of the user's latest plays (the newest `limit` episodes played), newest play first, each
+ * found among the feeds' items by enclosure key, else by guid within its podcast; plays of episodes no
+ * feed lists are left out.
  */
-export async function recentlyPlayed(db: Queryable, userId: number, limit: number): Promise<EpisodeRow[]> {
-  const r = await db.query<EpisodeRow>(
+export async function recentlyPlayedItems(db: Queryable, userId: number, limit: number): Promise<ItemRow[]> {
+  const r = await db.query<ItemRow>(
     `WITH plays AS (
        SELECT a.episode_hash, a.episode_guid, a.podcast_hash, l.at
          FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
@@ -111,97 +119,75 @@ export async function recentlyPlayed(db: Queryable, userId: number, limit: numbe
            ) AS id) item
         WHERE item.id IS NOT NULL
         ORDER BY item.id, p.at DESC)
-     SELECT ${ITEM_COLUMNS}, ${STATE_COLUMNS}
-       FROM found JOIN feed_items i ON i.id = found.id JOIN feeds f ON f.url_hash = i.feed_hash ${STATE}
+     SELECT ${ITEM_COLUMNS}
+       FROM found JOIN feed_items i ON i.id = found.id JOIN feeds f ON f.url_hash = i.feed_hash
       ORDER BY found.at DESC`,
     [userId, limit],
   );
   return r.rows;
 }
 
-export type ActionName = 'download' | 'play' | 'delete' | 'new';
-
-/**
- * One episode's latest action of one type, with the item its feed lists for it, if any, and the user's
- * favourite of it; for an episode with a favourite and no action, one row without an action, named as
- * the favourite names it.
- */
-export type LatestRow = {
-  episode_hash: string;
-  action: ActionName | null;
-  podcast_url: string;
-  episode_url: string;
-  episode_guid: string | null;
-  at: Date;
-  position: number | null;
-  total: number | null;
-  podcast_guid: string | null;
-  item_guid: string | null;
-  title: string | null;
-  published_at: Date | null;
-  link: string | null;
-  duration: number | null;
-  favourite: boolean | null;
-  favourite_at: Date | null;
-};
-
 /** The item a feed lists for the episode `e` (an action, or a favourite): by the enclosure URL's key, else by guid within the podcast. */
-const ITEM_OF_EPISODE = `LEFT JOIN LATERAL (
-    SELECT i.guid, i.title, i.published_at, i.link, i.duration FROM feed_items i
-     WHERE i.enclosure_hash = e.episode_hash
-        OR (i.feed_hash = e.podcast_hash AND i.item_key = e.episode_guid)
-     ORDER BY i.enclosure_hash = e.episode_hash DESC LIMIT 1) item ON true`;
+const ITEM_OF_EPISODE = `LEFT JOIN LATERAL (${ITEM_OF_EPISODE_SQL(
+  { hash: 'e.episode_hash', podcastHash: 'e.podcast_hash', guid: 'e.episode_guid' },
+  'i.guid, i.title, i.published_at, i.link, i.duration',
+)}) item ON true`;
 
 /**
- * The episodes (by the key of the enclosure URL the apps sent) with an action or a favourite stored after
- * `since`, a page of them in the order of that key (stable: an episode that changes while a client pages
- * does not move), each as its latest action of each type; how many such episodes there are; and the read
- * time.
+ * The one read of episode state: of these episodes (sync ids), each latest action of each type and the
+ * favourite, with what names the episode and the item its feed lists for it. `stateOf` (state.ts) makes
+ * an episode's state of them; nothing else reads episode_latest for state.
  */
-export async function latestActions(
+export async function stateRows(db: Queryable, userId: number, hashes: string[]): Promise<StateRow[]> {
+  if (hashes.length === 0) return [];
+  const r = await db.query<StateRow>({
+    name: 'episode-state-rows',
+    text: `SELECT e.episode_hash::text AS episode_hash, e.action, e.at, e.changed, e.device, e.position, e.total,
+                  e.favourite, e.podcast_url, e.episode_url, e.episode_guid, e.podcast_guid,
+                  item.guid AS item_guid, item.title, item.published_at, item.link, item.duration
+             FROM (SELECT l.episode_hash, l.action, a.at, l.changed, a.device_id AS device, a.position, a.total,
+                          NULL::boolean AS favourite, a.podcast_url, a.podcast_hash, a.episode_url, a.episode_guid,
+                          s.guid::text AS podcast_guid
+                     FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+                     LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
+                    WHERE l.user_id = $1 AND l.episode_hash = ANY($2::uuid[])
+                   UNION ALL
+                   SELECT f.episode_hash, 'favourite', f.at, f.changed, NULL, NULL, NULL, f.favourite, f.podcast_url,
+                          f.podcast_hash, f.enclosure_url, f.episode_guid, s.guid::text
+                     FROM episode_favourites f
+                     LEFT JOIN subscriptions s ON s.user_id = f.user_id AND s.url_hash = f.podcast_hash
+                           AND s.deleted IS NULL
+                    WHERE f.user_id = $1 AND f.episode_hash = ANY($2::uuid[])) e
+             ${ITEM_OF_EPISODE}`,
+    values: [userId, hashes],
+  });
+  return r.rows;
+}
+
+/**
+ * The episodes (sync ids) with an action or a favourite stored after `since`, a page of them in the order
+ * of the sync id (stable: an episode that changes while a client pages does not move); how many there
+ * are; and the read time.
+ */
+export async function changedPage(
   db: Queryable,
   userId: number,
-  since: Date | undefined,
-  limit: number,
-  offset: number,
-): Promise<{ readAt: Date; total: number; rows: LatestRow[] }> {
-  const r = await db.query<LatestRow & { read_at: Date; episodes: number }>(
-    `WITH changed AS (
-       SELECT episode_hash FROM episode_latest
-        WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity')
-       UNION
-       SELECT episode_hash FROM episode_favourites
-        WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity')),
-     page AS (SELECT episode_hash FROM changed ORDER BY episode_hash LIMIT $3 OFFSET $4)
-     SELECT clock_timestamp() AS read_at, (SELECT count(*)::int FROM changed) AS episodes, x.*
-       FROM (VALUES (1)) one
-       LEFT JOIN LATERAL (
-         SELECT p.episode_hash::text AS episode_hash, l.action, e.podcast_url, e.episode_url, e.episode_guid,
-                coalesce(a.at, f.at) AS at, a.position, a.total, coalesce(s.guid, fs.guid)::text AS podcast_guid,
-                item.guid AS item_guid, item.title, item.published_at, item.link, item.duration,
-                f.favourite, f.at AS favourite_at
-           FROM page p
-           LEFT JOIN episode_latest l ON l.user_id = $1 AND l.episode_hash = p.episode_hash
-           LEFT JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-           LEFT JOIN episode_favourites f ON f.user_id = $1 AND f.episode_hash = p.episode_hash
-           CROSS JOIN LATERAL (
-             SELECT coalesce(a.podcast_url, f.podcast_url) AS podcast_url,
-                    coalesce(a.podcast_hash, f.podcast_hash) AS podcast_hash,
-                    coalesce(a.episode_url, f.enclosure_url) AS episode_url,
-                    coalesce(a.episode_guid, f.episode_guid) AS episode_guid, p.episode_hash) e
-           LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
-           LEFT JOIN subscriptions fs ON a.id IS NULL AND fs.user_id = $1 AND fs.url_hash = f.podcast_hash
-                 AND fs.deleted IS NULL
-           ${ITEM_OF_EPISODE}
-          ORDER BY p.episode_hash) x ON true`,
-    [userId, since ?? null, limit, offset],
-  );
-  const first = r.rows[0];
-  return {
-    readAt: first?.read_at ?? new Date(),
-    total: first?.episodes ?? 0,
-    rows: r.rows.filter((x) => x.episode_hash !== null),
-  };
+  q: { since: Date | undefined; limit: number; offset: number },
+): Promise<{ readAt: Date; total: number; hashes: string[] }> {
+  const r = await db.query<{ read_at: Date; total: number; hashes: string[] }>({
+    name: 'episode-changed-page',
+    text: `WITH changed AS (
+             SELECT episode_hash FROM episode_latest
+              WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity')
+             UNION
+             SELECT episode_hash FROM episode_favourites
+              WHERE user_id = $1 AND changed > coalesce($2::timestamptz, '-infinity'))
+           SELECT clock_timestamp() AS read_at, (SELECT count(*)::int FROM changed) AS total,
+                  ARRAY(SELECT episode_hash::text FROM changed ORDER BY episode_hash LIMIT $3 OFFSET $4) AS hashes`,
+    values: [userId, q.since ?? null, q.limit, q.offset],
+  });
+  const row = r.rows[0]!;
+  return { readAt: row.read_at, total: row.total, hashes: row.hashes };
 }
 
 /** What an app names an episode by, to find it among the user's episodes and the feeds' items. */

@@ -102,7 +102,7 @@ type Write = z.infer<typeof episodeWrite>;
 
 const out = <T>(s: records.Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
 
-function present(r: records.EpisodeRecord): EpisodeRecord {
+function present(r: records.EpisodeState): EpisodeRecord {
   return {
     podcast_guid: r.podcastGuid ?? podcastGuid(r.podcastUrl),
     podcast_url: r.podcastUrl,

@@ -1,5 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
+import { ITEM_OF_EPISODE_SQL, PLAYED_SQL } from '../episodes/played';
 
 // Up next's SQL (tables queue_items and queue_versions: this file is their one writer). Positions are
 // 0..n-1 in order; every change runs in a transaction that holds the user's lock (src/queue/service.ts).
@@ -62,19 +63,22 @@ export async function bump(tx: Queryable, userId: number): Promise<void> {
 }
 
 /**
- * The items whose episode a device played to the end (`share` of its length, the play's or the feed's)
- * after the item was added: its latest play was stored later than the item.
+ * The items whose episode is played by the one played rule (PLAYED_SQL) since the item was added: its
+ * latest play reached the end, no later "new" undid it, and that play was stored after the item.
  */
-export async function playedItems(db: Queryable, userId: number, share: number): Promise<string[]> {
+export async function playedItems(db: Queryable, userId: number): Promise<string[]> {
   const r = await db.query<{ id: string }>(
     `SELECT q.id::text AS id FROM queue_items q
        JOIN episode_latest l ON l.user_id = q.user_id AND l.episode_hash = q.episode_hash AND l.action = 'play'
        JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-       LEFT JOIN LATERAL (SELECT i.duration FROM feed_items i WHERE i.enclosure_hash = q.episode_hash LIMIT 1) item
-         ON true
+       LEFT JOIN episode_latest n ON n.user_id = q.user_id AND n.episode_hash = q.episode_hash AND n.action = 'new'
+       LEFT JOIN LATERAL (${ITEM_OF_EPISODE_SQL(
+         { hash: 'q.episode_hash', podcastHash: 'a.podcast_hash', guid: 'a.episode_guid' },
+         'i.duration',
+       )}) item ON true
       WHERE q.user_id = $1 AND l.changed > q.added
-        AND coalesce(a.total, item.duration) > 0 AND a.position >= $2::float8 * coalesce(a.total, item.duration)`,
-    [userId, share],
+        AND ${PLAYED_SQL({ position: 'a.position', total: 'a.total', duration: 'item.duration', playAt: 'l.at', newAt: 'n.at' })}`,
+    [userId],
   );
   return r.rows.map((x) => x.id);
 }

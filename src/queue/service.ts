@@ -2,7 +2,6 @@ import { takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, NotFound } from '../errors';
 import * as records from '../episodes/records';
-import { PLAYED_SHARE } from '../episodes/listening';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import * as repo from './repo';
 
@@ -54,7 +53,7 @@ const queueOf = async (db: Queryable, userId: number): Promise<Queue> => {
 
 /** Takes the items played to the end off the list (in the caller's locked transaction). */
 async function sweep(tx: Queryable, userId: number): Promise<void> {
-  const played = await repo.playedItems(tx, userId, PLAYED_SHARE);
+  const played = await repo.playedItems(tx, userId);
   if (played.length > 0 && (await repo.remove(tx, userId, played)) > 0) await repo.bump(tx, userId);
 }
 
@@ -75,8 +74,7 @@ async function changing(
 /** The user's list in order, with its version. */
 export async function read(db: Db, userId: number): Promise<Queue> {
   // Played items are taken off under the lock, only when there are some (a read is otherwise a read).
-  if ((await repo.playedItems(db, userId, PLAYED_SHARE)).length > 0)
-    return changing(db, userId, () => Promise.resolve(false));
+  if ((await repo.playedItems(db, userId)).length > 0) return changing(db, userId, () => Promise.resolve(false));
   return queueOf(db, userId);
 }
 

@@ -46,41 +46,6 @@ export async function episodesChangedAt(
   return r.rows;
 }
 
-export type EpisodeStateRow = {
-  sync_id: string;
-  action: string;
-  at: Date;
-  changed: Date;
-  podcast_url: string;
-  episode_url: string;
-  position: number | null;
-  total: number | null;
-  podcast_guid: string | null;
-  /** On the row of action 'favourite' (the episode's favourite, set or cleared): its value. */
-  favourite: boolean | null;
-};
-
-/** The latest action of each kind of these episodes, with what names the episode. */
-export async function episodeStates(db: Queryable, userId: number, syncIds: string[]): Promise<EpisodeStateRow[]> {
-  if (syncIds.length === 0) return [];
-  const r = await db.query<EpisodeStateRow>({
-    name: 'sync-episode-states',
-    text: `SELECT l.episode_hash::text AS sync_id, l.action, l.at, l.changed, a.podcast_url, a.episode_url,
-                  a.position, a.total, s.guid AS podcast_guid, NULL::boolean AS favourite
-             FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-             LEFT JOIN subscriptions s ON s.user_id = a.user_id AND s.id = a.subscription_id
-            WHERE l.user_id = $1 AND l.episode_hash = ANY($2::uuid[])
-           UNION ALL
-           SELECT f.episode_hash::text, 'favourite', f.at, f.changed, f.podcast_url, f.enclosure_url, NULL, NULL,
-                  s.guid, f.favourite
-             FROM episode_favourites f
-             LEFT JOIN subscriptions s ON s.user_id = f.user_id AND s.url_hash = f.podcast_hash AND s.deleted IS NULL
-            WHERE f.user_id = $1 AND f.episode_hash = ANY($2::uuid[])`,
-    values: [userId, syncIds],
-  });
-  return r.rows;
-}
-
 /** Notes the app install whose action made the episode's newest change (its stamp as it is now). */
 export async function noteEpisode(tx: Queryable, userId: number, syncId: string, clientId: string | null) {
   await tx.query(

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/pool';
 import * as favourites from '../episodes/favourites';
 import * as records from '../episodes/records';
+import { readStates, type EpisodeState } from '../episodes/state';
 import { urlHash } from '../subscriptions/urls';
 import * as episodeRepo from './episode-repo';
 import type { Decision, EpisodeAction } from './types';
@@ -10,13 +11,19 @@ import type { Decision, EpisodeAction } from './types';
 
 type Context = { tx: Queryable; userId: number; clientId: string | undefined; maxFavourites: number };
 
-/** The kinds of episode action whose latest time a sync action must be strictly later than. */
-const COMPARED: Record<Exclude<EpisodeAction['action'], 'favourite'>, string[]> = {
-  create: ['play', 'new', 'download', 'delete'],
-  played: ['play', 'new'],
-  unplayed: ['play', 'new'],
-  position: ['play'],
-};
+/** The times (the app's) of the state an action would change, which it must be strictly later than. */
+function comparedTimes(action: Exclude<EpisodeAction['action'], 'favourite'>, s: EpisodeState): (Date | undefined)[] {
+  switch (action) {
+    case 'create':
+      return [s.changed];
+    case 'played':
+    case 'unplayed':
+      // The latest play's and the latest "new"'s: the actions the played rule reads.
+      return [s.position?.at, s.isNew?.at];
+    case 'position':
+      return [s.position?.at];
+  }
+}
 
 /** The episode record write that says what the action says. */
 function writeOf(a: EpisodeAction): records.RecordWrite {
@@ -57,11 +64,10 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   if (a.action === 'favourite') return favourite(c, a);
   const e = a.episode;
   const hash = e.syncId ?? (e.enclosureUrl ? urlHash(e.enclosureUrl) : undefined);
-  const times = hash === undefined ? [] : await episodeRepo.episodeStates(c.tx, c.userId, [hash]);
-  const latest = times.filter((t) => COMPARED[a.action].includes(t.action));
-  const known = times[0];
-  if (known && (a.action === 'create' || latest.some((t) => t.at >= a.occurredAt))) {
-    return naming('ignored', known.sync_id);
+  const [known] = hash === undefined ? [] : (await readStates(c.tx, c.userId, [hash])).values();
+  // A create of a known episode is ignored: the draft's create names an episode, it changes nothing.
+  if (known && (a.action === 'create' || comparedTimes(a.action, known).some((t) => t && t >= a.occurredAt))) {
+    return naming('ignored', known.syncId);
   }
   const [saved] = await records.save(c.tx, c.userId, [writeOf(a)], c);
   if (!saved) throw new Error('an episode record was not saved');

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/pool';
 import { NotFound } from '../errors';
-import { episodesOf, subscriptionOf } from './entities';
+import { readStates } from '../episodes/state';
+import { subscriptionOf } from './entities';
 import * as episodeRepo from './episode-repo';
 import * as repo from './repo';
 import type { Entity, Ref, SyncSubscription } from './types';
@@ -78,12 +79,10 @@ export async function changes(db: Queryable, userId: number, q: ChangesQuery): P
   }
   const last = page.at(-1)?.changed;
   const nextSince = hasMore ? last! : last && last > read.lastChange ? last : read.lastChange;
-  const episodes = episodesOf(
-    await episodeRepo.episodeStates(
-      db,
-      userId,
-      page.flatMap((c) => (c.ref.type === 'episode' ? [c.ref.syncId] : [])),
-    ),
+  const episodes = await readStates(
+    db,
+    userId,
+    page.flatMap((c) => (c.ref.type === 'episode' ? [c.ref.syncId] : [])),
   );
   const changes = page.flatMap((c): Entity[] => {
     if (c.row) return [{ type: 'subscription', subscription: subscriptionOf(c.row) }];

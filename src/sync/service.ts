@@ -1,7 +1,7 @@
 import { lockUser } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
-import { episodesOf, subscriptionOf } from './entities';
-import * as episodeRepo from './episode-repo';
+import { readStates } from '../episodes/state';
+import { subscriptionOf } from './entities';
 import { episodeAction } from './episodes';
 import * as repo from './repo';
 import { subscriptionAction } from './subscriptions';
@@ -22,7 +22,7 @@ const key = (r: Ref) => `${r.type}:${r.syncId}`;
 export async function entitiesOf(db: Queryable, userId: number, refs: Ref[]): Promise<Map<string, Entity>> {
   const ids = (type: Ref['type']) => [...new Set(refs.filter((r) => r.type === type).map((r) => r.syncId))];
   const subscriptions = ids('subscription').length > 0 ? await repo.bySyncIds(db, userId, ids('subscription')) : [];
-  const episodes = episodesOf(await episodeRepo.episodeStates(db, userId, ids('episode')));
+  const episodes = await readStates(db, userId, ids('episode'));
   const out = new Map<string, Entity>();
   for (const row of subscriptions)
     out.set(key({ type: 'subscription', syncId: row.sync_id }), {

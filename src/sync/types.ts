@@ -1,3 +1,4 @@
+import type { EpisodeState } from '../episodes/state';
 // The sync endpoint's actions and what became of them (docs/opa-sync.md), as the domain takes them: the
 // door has checked their shape, ids and times.
 
@@ -40,22 +41,9 @@ export type EpisodeAction = ActionBase & { type: 'episode'; episode: EpisodeRef 
 
 export type SyncAction = SubscriptionAction | EpisodeAction;
 
-/** A piece of an episode's state and the time (the app's) it took that value. */
-export type Stamped<T> = { value: T; at: Date };
-
-/** An episode as the sync endpoint shows it: what names it, its position and whether it is played. */
-export type SyncEpisode = {
-  syncId: string;
-  podcastGuid?: string | undefined;
-  podcastUrl: string;
-  enclosureUrl: string;
-  position?: Stamped<number>;
-  played: Stamped<boolean>;
-  /** The user's favourite of it, set or cleared, when there is one. */
-  favourite?: Stamped<boolean>;
-  /** The server's change stamp of the episode's latest change: what `since` compares. */
-  changed: Date;
-};
+/** An episode as the sync endpoint shows it: its one state (src/episodes/state.ts), as every door reads it. */
+export type SyncEpisode = EpisodeState;
+export type { Stamped } from '../episodes/state';
 
 export type Entity =
   { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: SyncEpisode };

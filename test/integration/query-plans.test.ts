@@ -34,6 +34,8 @@ let client: pg.Client;
 let user: number;
 let historyUser: number;
 let popularHash: string;
+/** Episodes of the user with a long history, for the state read. */
+let someEpisodes: string[];
 
 beforeAll(async () => {
   t = await testApp();
@@ -71,6 +73,12 @@ beforeAll(async () => {
     ANALYZE`);
   const ids = await client.query<{ id: number }>(`SELECT id FROM users WHERE username IN ('u2', 'u1') ORDER BY id`);
   [historyUser, user] = ids.rows.map((r) => r.id) as [number, number];
+  someEpisodes = (
+    await client.query<{ h: string }>(
+      `SELECT DISTINCT episode_hash::text AS h FROM episode_latest WHERE user_id = $1 LIMIT 100`,
+      [historyUser],
+    )
+  ).rows.map((r) => r.h);
   popularHash = (
     await client.query<{ h: string }>(
       `SELECT url_hash::text AS h FROM subscriptions GROUP BY url_hash ORDER BY count(*) DESC LIMIT 1`,
@@ -170,8 +178,12 @@ const cases: [string, (db: Queryable) => Promise<unknown>][] = [
     'episode download, aggregated, a page',
     (db) => episodes.actionPage(db, user, {}, true, episodes.cursorAt(undefined), 500),
   ],
-  ['GET /v1/episodes', (db) => state.latestActions(db, user, undefined, 50, 0)],
-  ['web: continue listening', (db) => state.recentlyPlayed(db, historyUser, 200)],
+  [
+    'GET /v1/episodes: the changed page',
+    (db) => state.changedPage(db, user, { since: undefined, limit: 50, offset: 0 }),
+  ],
+  ['episode state: the one read', (db) => state.stateRows(db, historyUser, someEpisodes)],
+  ['web: continue listening', (db) => state.recentlyPlayedItems(db, historyUser, 200)],
   ['archive: episode actions', (db) => episodes.actionsAfter(db, historyUser, undefined, 5000)],
   ['fetcher: the records of a fetched feed', (db) => records.liveRecordsWithUrl(db, popularHash, null)],
   ['fetcher: due feeds', (db) => feeds.claimDue(db, 16, 600)],

@@ -1,14 +1,17 @@
-import { actionsOf, recordOf } from '../../src/episodes/records';
-import type { LatestRow } from '../../src/episodes/state-repo';
+import { actionsOf } from '../../src/episodes/records';
+import { stateOf } from '../../src/episodes/state';
+import type { StateRow } from '../../src/episodes/state-repo';
 import { identityOf } from '../../src/opa/episodes';
 
 // The episode state rules (docs/glossary.md, "episode state"): an episode record from its latest actions,
 // the actions that say what a record says, and the /v1 body's episode identity.
 
 const at = (hhmm: string) => new Date(`2026-03-01T${hhmm}:00Z`);
-const base: LatestRow = {
+const base: StateRow = {
   episode_hash: '5b1c0e7e-2f1d-40c4-8b0f-6d1a3b9e2c11',
   action: 'play',
+  changed: at('12:00'),
+  device: 'phone',
   podcast_url: 'https://show.example/feed',
   episode_url: 'https://show.example/1.mp3',
   episode_guid: null,
@@ -22,13 +25,12 @@ const base: LatestRow = {
   link: null,
   duration: 1000,
   favourite: null,
-  favourite_at: null,
 };
-const row = (r: Partial<LatestRow>): LatestRow => ({ ...base, ...r });
+const row = (r: Partial<StateRow>): StateRow => ({ ...base, ...r });
 
 describe('recordOf: a record from the latest action of each type', () => {
   test('a play: its position, not played; the guid from the feed when the actions name none', () => {
-    expect(recordOf([row({})])).toMatchObject({
+    expect(stateOf([row({})])).toMatchObject({
       position: { value: 100, at: at('10:00') },
       played: { value: false, at: at('10:00') },
       episodeGuid: 'item-1',
@@ -37,27 +39,27 @@ describe('recordOf: a record from the latest action of each type', () => {
   });
 
   test('played: the latest play in its last 5 %, by its total, else the feed duration', () => {
-    expect(recordOf([row({ position: 950 })]).played.value).toBe(true);
-    expect(recordOf([row({ position: 949 })]).played.value).toBe(false);
-    expect(recordOf([row({ position: 950, total: null })]).played.value).toBe(true);
-    expect(recordOf([row({ position: 950, total: null, duration: null })]).played.value).toBe(false);
+    expect(stateOf([row({ position: 950 })]).played.value).toBe(true);
+    expect(stateOf([row({ position: 949 })]).played.value).toBe(false);
+    expect(stateOf([row({ position: 950, total: null })]).played.value).toBe(true);
+    expect(stateOf([row({ position: 950, total: null, duration: null })]).played.value).toBe(false);
   });
 
   test('a "new" later than the play: new, and not played; earlier: not new', () => {
-    const later = recordOf([row({ position: 1000 }), row({ action: 'new', at: at('11:00'), position: null })]);
+    const later = stateOf([row({ position: 1000 }), row({ action: 'new', at: at('11:00'), position: null })]);
     expect(later).toMatchObject({ isNew: { value: true, at: at('11:00') }, played: { value: false, at: at('11:00') } });
-    const earlier = recordOf([row({ position: 1000 }), row({ action: 'new', at: at('09:00'), position: null })]);
+    const earlier = stateOf([row({ position: 1000 }), row({ action: 'new', at: at('09:00'), position: null })]);
     expect(earlier).toMatchObject({ isNew: { value: false, at: at('10:00') }, played: { value: true } });
   });
 
   test('downloaded: the later of download and delete', () => {
     const rows = [row({ action: 'download', at: at('09:00') }), row({ action: 'delete', at: at('09:30') })];
-    expect(recordOf(rows).downloaded).toEqual({ value: false, at: at('09:30') });
-    expect(recordOf(rows.slice(0, 1)).downloaded).toEqual({ value: true, at: at('09:00') });
+    expect(stateOf(rows).downloaded).toEqual({ value: false, at: at('09:30'), device: 'phone' });
+    expect(stateOf(rows.slice(0, 1)).downloaded).toEqual({ value: true, at: at('09:00'), device: 'phone' });
   });
 
   test('a favourite alone: the episode as the favourite names it, not played', () => {
-    const r = recordOf([row({ action: null, position: null, favourite: true, favourite_at: at('08:00') })]);
+    const r = stateOf([row({ action: 'favourite', position: null, favourite: true, at: at('08:00') })]);
     expect(r).toMatchObject({ favourite: { value: true, at: at('08:00') }, played: { value: false, at: at('08:00') } });
     expect(r.position).toBeUndefined();
   });
