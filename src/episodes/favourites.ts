@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/pool';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import * as repo from './favourite-repo';
+import { readStates, type EpisodeState } from './state';
 
 // Favourites: per user and episode (named as /v1/episodes names it), set or cleared at a time the app
 // gives; the later time wins, whichever device sends it and in whatever order (docs/queue.md).
@@ -90,11 +91,18 @@ export type Favourite = {
   publishedAt: Date | null;
   /** When it was set (the app's time). */
   at: Date;
+  /** The user's state of the episode, as every door reads it. */
+  state: EpisodeState | undefined;
 };
 
 /** The user's favourites, the newest set first. */
 export async function list(db: Queryable, userId: number, limit: number): Promise<Favourite[]> {
   const rows = await repo.list(db, userId, limit);
+  const states = await readStates(
+    db,
+    userId,
+    rows.map((r) => r.episode_hash),
+  );
   return rows.map((r) => ({
     syncId: r.episode_hash,
     podcastUrl: r.podcast_url,
@@ -106,6 +114,7 @@ export async function list(db: Queryable, userId: number, limit: number): Promis
     link: r.link,
     publishedAt: r.published_at,
     at: r.at,
+    state: states.get(r.episode_hash),
   }));
 }
 

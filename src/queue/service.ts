@@ -2,6 +2,7 @@ import { takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, NotFound } from '../errors';
 import * as records from '../episodes/records';
+import { readStates, type EpisodeState } from '../episodes/state';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import * as repo from './repo';
 
@@ -24,6 +25,8 @@ export type QueueItem = {
   itemId: string | null;
   /** The change stamp of the write that added it. */
   addedAt: Date;
+  /** The user's state of the episode (src/episodes/state.ts), when any app said anything of it. */
+  state: EpisodeState | undefined;
 };
 
 export type Queue = { version: number; items: QueueItem[] };
@@ -33,7 +36,7 @@ export type Place = 'end' | 'next' | number;
 
 export type Limits = { maxItems: number };
 
-const itemOf = (r: repo.ItemRow): QueueItem => ({
+const itemOf = (r: repo.ItemRow, state: EpisodeState | undefined): QueueItem => ({
   id: r.id,
   syncId: r.sync_id,
   podcastUrl: r.podcast_url,
@@ -44,11 +47,17 @@ const itemOf = (r: repo.ItemRow): QueueItem => ({
   podcastTitle: r.podcast_title,
   itemId: r.item_id,
   addedAt: r.added,
+  state,
 });
 
 const queueOf = async (db: Queryable, userId: number): Promise<Queue> => {
   const [version, rows] = await Promise.all([repo.version(db, userId), repo.items(db, userId)]);
-  return { version, items: rows.map(itemOf) };
+  const states = await readStates(
+    db,
+    userId,
+    rows.map((r) => r.sync_id),
+  );
+  return { version, items: rows.map((r) => itemOf(r, states.get(r.sync_id))) };
 };
 
 /** Takes the items played to the end off the list (in the caller's locked transaction). */

@@ -1,5 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
+import { ITEM_OF_EPISODE_SQL } from '../episodes/played';
 
 // The statistics' SQL. The episode actions are the episode service's table: read here only, in the
 // user's time zone (docs/stats.md).
@@ -11,6 +12,8 @@ export type PlayRow = {
   started: number | null;
   position: number | null;
   total: number | null;
+  /** The feed's duration of the episode, read only for a play without a total (the played rule's length). */
+  duration: number | null;
   /** The local date of the play in the user's time zone, YYYY-MM-DD. */
   day: string;
 };
@@ -25,22 +28,28 @@ export async function plays(db: Queryable, userId: number, timeZone: string, to?
   const r = await db.query<{ plays: string | null }>({
     name: 'stats-plays',
     text: `SELECT string_agg(concat_ws(' ', episode_hash, podcast_hash, coalesce(started, -1), coalesce(position, -1),
-                    coalesce(total, -1), to_char(at AT TIME ZONE $2, 'YYYY-MM-DD'), coalesce(device_id, '*')),
+                    coalesce(total, -1), to_char(at AT TIME ZONE $2, 'YYYY-MM-DD'), coalesce(device_id, '*'),
+                    CASE WHEN total > 0 THEN -1
+                         ELSE coalesce((${ITEM_OF_EPISODE_SQL(
+                           { hash: 'a.episode_hash', podcastHash: 'a.podcast_hash', guid: 'a.episode_guid' },
+                           'i.duration',
+                         )}), -1) END),
                     E'\n' ORDER BY at, id) AS plays
-             FROM episode_actions
+             FROM episode_actions a
             WHERE user_id = $1 AND action = 'play'
               AND ($3::date IS NULL OR at < (($3::date + 1)::timestamp AT TIME ZONE $2))`,
     values: [userId, timeZone, to ?? null],
   });
   const number = (text: string | undefined) => (text === '-1' ? null : Number(text));
   return (r.rows[0]?.plays?.split('\n') ?? []).map((line) => {
-    const [episodeHash, podcastHash, started, position, total, day, device] = line.split(' ');
+    const [episodeHash, podcastHash, started, position, total, day, device, duration] = line.split(' ');
     return {
       episodeHash: episodeHash!,
       podcastHash: podcastHash!,
       started: number(started),
       position: number(position),
       total: number(total),
+      duration: number(duration),
       day: day!,
       device: device === '*' ? null : device!,
     };

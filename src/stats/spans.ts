@@ -1,3 +1,4 @@
+import { lengthOf, reachedEnd } from '../episodes/played';
 import type { PlayRow } from './repo';
 
 // What a history of plays adds up to: each play covers `started`…`position` of its episode (clipped to the
@@ -11,9 +12,6 @@ export type Play = PlayRow;
 export type Credit = { day: string; podcast: string; device: string | null; seconds: number };
 /** An episode heard to its end, on the day it first was. */
 export type Finish = { day: string; episode: string };
-
-/** A play that stops this close to the end (in seconds) finished its episode: apps stop a little short. */
-export const FINISH_MARGIN = 30;
 
 /** The span a play covers, [from, to) in seconds; undefined when it covers nothing that can be counted. */
 function spanOf(p: Play): [number, number] | undefined {
@@ -55,13 +53,8 @@ export function credit(plays: Iterable<Play>): { credits: Credit[]; finishes: Fi
       const seconds = addSpan(spans, span[0], span[1]);
       if (seconds > 0) credits.push({ day: p.day, podcast: p.podcastHash, device: p.device, seconds });
     }
-    if (
-      p.total !== null &&
-      p.total > 0 &&
-      p.position !== null &&
-      p.position >= p.total - FINISH_MARGIN &&
-      !finished.has(p.episodeHash)
-    ) {
+    // Finished: the first play that reached the end by the one played rule's measure (played.ts).
+    if (p.position !== null && reachedEnd(p.position, lengthOf(p.total, p.duration)) && !finished.has(p.episodeHash)) {
       finished.add(p.episodeHash);
       finishes.push({ day: p.day, episode: p.episodeHash });
     }

@@ -109,6 +109,7 @@ function queuePage(ctx: ApiContext) {
       back: '/web/queue',
       scripts: ['/static/queue.js'],
       when,
+      duration,
     });
   };
 }
