@@ -177,8 +177,6 @@ const archived = (...writes: Write[]): Write => ({
   },
 });
 
-type Read = { played: boolean; position: number | null };
-
 /** What every reader says of the episode. */
 async function readAll(p: Person): Promise<Record<string, unknown>> {
   const v1Episode = (await as(t, p.u).get('/v1/episodes')).body.episodes.find(
