@@ -1,6 +1,6 @@
-import { parseGuid } from '../subscriptions/urls';
-import type { EpisodeRef, SyncAction } from '../sync/service';
-import { parseTimestamp } from '../timestamps';
+import { parseGuid } from '../../subscriptions/urls';
+import type { EpisodeRef, SyncAction } from '../../sync/service';
+import { parseTimestamp } from '../../timestamps';
 
 // One action of a POST /api/v1/sync batch, read leniently: whatever is wrong with it rejects it alone,
 // with a reason that names the field (docs/opa-sync.md).
