@@ -1,4 +1,4 @@
-import express, { Router, type ErrorRequestHandler, type Request } from 'express';
+import { Router, type ErrorRequestHandler, type Request } from 'express';
 import type { ApiContext } from '../../api-context';
 import { currentUser } from '../../http/credentials';
 import { notFound } from '../../http/error-handler';
@@ -7,7 +7,7 @@ import { route } from '../../http/method';
 import { error, json, jsonBody, type Documenter } from '../../http/openapi';
 import { authErrors, requireUser, secured } from '../auth';
 import { BadRequest, opaError, urlRefused, ValidationFailed } from '../errors';
-import { storableInput } from '../../http/text-edge';
+import { jsonParser, storableInput } from '../../http/text-edge';
 import * as sync from '../../sync/service';
 import { iso } from '../../timestamps';
 import { echo, parseAction, Rejected } from './parse';
@@ -101,7 +101,7 @@ export function opaSyncRouter(ctx: ApiContext, limits: AuthLimits): Router {
     next();
   });
   r.use(storableInput(urlRefused));
-  r.use(express.json({ limit: '1mb', type: () => true }));
+  r.use(jsonParser({ limit: '1mb', type: () => true }));
   const user = [requireUser(ctx, limits.failedAuth)];
   route(
     r,
