@@ -13,7 +13,7 @@ const ROOM_FLOORS = [
   ['transfer'],
 ];
 const ROOMS = ROOM_FLOORS.flat();
-const ADAPTERS = ['opa', 'opa-sync', 'gpodder', 'web', 'cli'];
+const ADAPTERS = ['opa', 'gpodder', 'web', 'cli'];
 /** The top-level files that assemble the layers, as a file one folder down (or, with ./, beside them) names them. */
 const TOP_FILES = ['app', 'server', 'openapi', 'api-context'];
 const TOP = TOP_FILES.map((f) => `../${f}`);

@@ -21,7 +21,7 @@ import { countJobs } from './jobs/queue';
 import type { Logger } from './logger';
 import { gpodderRouter } from './gpodder/router';
 import { opaRouter } from './opa/router';
-import { opaSyncRouter } from './opa-sync/router';
+import { opaSyncRouter } from './opa/sync/router';
 import { openApiDocument } from './openapi';
 import { webRouter } from './web/router';
 

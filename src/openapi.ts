@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import { documentGpodder } from './gpodder/openapi';
 import { documentOps } from './http/ops';
 import { documentOpa } from './opa/router';
-import { documentOpaSync } from './opa-sync/router';
+import { documentOpaSync } from './opa/sync/router';
 
 /** The OpenAPI 3.1 document, built from the zod schemas that validate the requests, router by router. */
 export function openApiDocument(): object {

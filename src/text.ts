@@ -1,7 +1,10 @@
+import { InvalidInput } from './errors';
+
 // The one rule for text that PostgreSQL cannot store: U+0000 (refused in text and in jsonb) and lone
 // UTF-16 surrogates (refused in jsonb, silently turned into U+FFFD in text). A request field holding one
 // is refused by its door; a third party's text (a feed, an OPML file, an imported archive) loses the
-// character and keeps the rest. docs/hostile-input.md lists where each applies.
+// character and keeps the rest. And the one rule for how deep JSON may nest, a request's or a third
+// party's. docs/hostile-input.md lists where each applies.
 
 /** U+0000, a high surrogate with no low one after it, a low surrogate with no high one before it. */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -52,7 +55,61 @@ export function unstorableAt(value: unknown): string | undefined {
   return undefined;
 }
 
-/** A third party's JSON document, every string value cleaned as it is read. */
+/**
+ * How deep JSON may nest: far more than any request or file castsync reads needs (a few levels), and
+ * shallow enough that no walk over it, ours or a library's (zod, JSON.stringify, a reviver), runs out of
+ * stack. JSON.parse itself reads any depth.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Why deeper JSON is refused, in the words every door shows. */
+export const TOO_DEEP_REASON = `nested more than ${MAX_JSON_DEPTH} deep`;
+
+type Container = Record<string, unknown> | unknown[];
+
+/**
+ * Calls `visit` with every array and object of a parsed JSON value and its depth (1 for the value itself),
+ * until it returns true; says whether one did. A loop, not recursion: a value may be nested 100,000 deep.
+ */
+function someContainer(value: unknown, visit: (c: Container, depth: number) => boolean): boolean {
+  const pending: unknown[] = [value];
+  const depths: number[] = [1];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    const depth = depths.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (visit(v as Container, depth)) return true;
+    for (const child of Object.values(v)) {
+      if (child === null || typeof child !== 'object') continue;
+      pending.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}
+
+/** True when a parsed JSON value nests deeper than MAX_JSON_DEPTH: what every door refuses. */
+export const tooDeep = (value: unknown): boolean => someContainer(value, (_, depth) => depth > MAX_JSON_DEPTH);
+
+/**
+ * A third party's JSON document, every string value cleaned. One that cannot be read throws InvalidInput
+ * saying why: `not JSON`, or TOO_DEEP_REASON. (No reviver: V8 applies one by recursion, which a deep
+ * document overflows.)
+ */
 export function parseCleanJson(text: string): unknown {
-  return JSON.parse(text, (_key, v: unknown) => (typeof v === 'string' ? cleanText(v) : v));
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new InvalidInput('not JSON');
+  }
+  if (typeof doc === 'string') return cleanText(doc);
+  const deep = someContainer(doc, (c, depth) => {
+    if (depth > MAX_JSON_DEPTH) return true;
+    for (const [key, v] of Object.entries(c))
+      if (typeof v === 'string' && !storable(v)) (c as Record<string, unknown>)[key] = cleanText(v);
+    return false;
+  });
+  if (deep) throw new InvalidInput(TOO_DEEP_REASON);
+  return doc;
 }

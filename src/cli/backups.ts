@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { backup, restore, withDatabaseUrl } from '../backup';
+import { backup, restore, withDatabaseUrl } from './backup-restore';
 
 /** `castsync backup FILE` and `castsync restore FILE` (docs/backups.md). */
 export function registerBackups(program: Command): void {

@@ -1,12 +1,13 @@
 import express, { type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import type { z } from 'zod';
+import { jsonParser } from '../http/text-edge';
 import { BadRequest } from './errors';
 
 /** gpodder bodies are 4 MiB at most: a first sync uploads a whole library. */
 const BODY_LIMIT = '4mb';
 
-const json = express.json({ type: () => true, limit: BODY_LIMIT, strict: false });
+const json = jsonParser({ type: () => true, limit: BODY_LIMIT, strict: false });
 
 /**
  * JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text).

@@ -1,5 +1,6 @@
-import type { RequestHandler } from 'express';
-import { unstorableAt, UNSTORABLE_REASON } from '../text';
+import express, { type RequestHandler } from 'express';
+import { InvalidInput } from '../errors';
+import { tooDeep, TOO_DEEP_REASON, unstorableAt, UNSTORABLE_REASON } from '../text';
 
 /** Where a string that cannot be stored was: the path, a query parameter or a form field (by name). */
 export type RequestPart = { part: 'path' } | { part: 'query' | 'body'; name: string };
@@ -22,3 +23,17 @@ export const storableInput =
     if (inBody !== undefined) throw refuse({ part: 'body', name: inBody.split('.')[0]! }, UNSTORABLE_REASON);
     next();
   };
+
+/**
+ * Every door's JSON body parser: express.json with the door's options, and a body nested deeper than
+ * src/text.ts allows refused as InvalidInput (each door's validation error) before any route, zod or
+ * check walks it. JSON.parse reads any depth, but a walk by recursion would overflow the stack: a 500.
+ */
+export function jsonParser(options: Parameters<typeof express.json>[0]): RequestHandler {
+  const parse = express.json(options);
+  return (req, res, next) =>
+    parse(req, res, (err?: unknown) => {
+      if (err === undefined && tooDeep(req.body)) next(new InvalidInput(`The body is ${TOO_DEEP_REASON}`));
+      else next(err);
+    });
+}

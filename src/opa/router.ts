@@ -1,4 +1,4 @@
-import express, { Router, type RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import { notFound } from '../http/error-handler';
 import { UnsupportedMediaType } from './errors';
@@ -10,7 +10,7 @@ import { deletionRoutes, documentDeletions } from './deletions';
 import { documentEpisodes, episodeRoutes } from './episodes';
 import { documentFeeds, feedRoutes } from './feeds';
 import { opaErrors, urlRefused } from './errors';
-import { storableInput } from '../http/text-edge';
+import { jsonParser, storableInput } from '../http/text-edge';
 import { documentOpml, opmlRoutes } from './opml';
 import { documentSessions, sessionRoutes } from './sessions';
 import { documentQueue, queueRoutes } from './queue';
@@ -59,7 +59,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const user = requireUser(ctx, limits.failedAuth);
   // OPML comes in as XML, before JSON bodies are required.
   v1.use(opmlRoutes(ctx, user));
-  v1.use(requireJsonBody, express.json({ limit: '1mb', type: JSON_TYPES }));
+  v1.use(requireJsonBody, jsonParser({ limit: '1mb', type: JSON_TYPES }));
   // Each route authenticates once it is known, so that an unknown path is a 404 and a wrong method a 405
   // whatever the credentials, and the request log and metrics name the route of a 401 too.
   v1.use(

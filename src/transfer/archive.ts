@@ -8,6 +8,7 @@ import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
 import { importSnapshot, type Summary } from './import';
 import { parseCleanJson } from '../text';
+import type { InvalidInput } from '../errors';
 import { ImportFailed } from './remote';
 import type { Progress } from './sources';
 
@@ -189,8 +190,8 @@ export function parseArchive(text: string): Archive {
   try {
     // Someone else's file: text that cannot be stored loses that character, never the import.
     doc = parseCleanJson(text);
-  } catch {
-    throw new ImportFailed('This is not a castsync archive: it is not JSON');
+  } catch (err) {
+    throw new ImportFailed(`This is not a castsync archive: it is ${(err as InvalidInput).reason}`);
   }
   const head = doc as { format?: unknown; version?: unknown } | null;
   if (typeof head !== 'object' || head === null || head.format !== ARCHIVE_FORMAT) {

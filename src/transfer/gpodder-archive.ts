@@ -108,8 +108,8 @@ async function members(
       for await (const part of entry) parts.push(part as Buffer);
       try {
         found.set(name, parseCleanJson(Buffer.concat(parts).toString('utf8')));
-      } catch {
-        throw refuse(`${name} is not JSON`);
+      } catch (err) {
+        throw refuse(`${name} is ${(err as InvalidInput).reason}`);
       }
     }
   } catch (err) {

@@ -76,8 +76,8 @@ export class RemoteServer {
     try {
       // Another server's text: what cannot be stored loses that character, never the import.
       return parseCleanJson(res.toString('utf8'));
-    } catch {
-      throw new ImportFailed(`${url} answered with something that is not JSON`);
+    } catch (err) {
+      throw new ImportFailed(`${url} answered with something that is ${(err as InvalidInput).reason}`);
     }
   }
 

@@ -1,9 +1,13 @@
+import fs from 'node:fs';
 import request from 'supertest';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 import { signedInAgent } from '../helpers/web';
+import { openApiDocument } from '../../src/openapi';
 import { runImport } from '../../src/transfer/service';
 import { feedServer } from '../helpers/feed-server';
+import { writeArchive } from '../helpers/gpodder-archive';
+import { servedRoutes } from '../helpers/routes';
 
 // Text PostgreSQL cannot store (U+0000, lone surrogates) and bodies of the wrong shape: each door's own
 // error, or on the app doors the item skipped and the rest applied; never a 500 (docs/hostile-input.md).
@@ -225,5 +229,81 @@ describe('a refused input in the log', () => {
     expect(lines[0]!.refused).toMatch(/username: contains U\+0000/);
     expect(lines[1]!.refused).toMatch(/array/);
     expect(captured.raw.join('\n')).not.toMatch(/"stack"|"level":50/);
+  });
+});
+
+describe('JSON nested 100,000 deep (about 200 KB, under every size limit)', () => {
+  const DEPTH = 100_000;
+  const deep = '['.repeat(DEPTH) + ']'.repeat(DEPTH);
+  const action = {
+    type: 'episode',
+    action: 'played',
+    action_id: '00000000-0000-4000-8000-000000000051',
+    occurred_at: '2026-01-01T00:00:00Z',
+    data: { enclosure_url: 'https://deep.example/1.mp3', more: 0 },
+  };
+  const bodies: [string, string][] = [
+    ['arrays in arrays', deep],
+    ['objects in objects', '{"a":'.repeat(DEPTH) + '1' + '}'.repeat(DEPTH)],
+    // A sync draft action whose data holds the deep value was a 500 once (a check by recursion).
+    ['a deep value in a valid action', JSON.stringify({ requests: [action] }).replace('"more":0', `"more":${deep}`)],
+  ];
+  type Operation = { requestBody?: { content: Record<string, unknown> } };
+  const doc = openApiDocument() as { paths: Record<string, Record<string, Operation>> };
+  /** The door's refusal of a JSON body: /v1 the contract's 405, the sync draft, gpodder and Nextcloud 400. */
+  const refusal = (path: string) => (path.startsWith('/v1/') ? 405 : 400);
+  const web = (path: string) => path === '/' || /^\/(web|login\/flow)\//.test(path);
+  const filled = (route: string) =>
+    route
+      .replace('{user}', u.name)
+      .replace('{device}', 'phone')
+      .replace('{format}', 'json')
+      .replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000051');
+
+  test.each(bodies)(
+    "%s: every route that takes JSON answers its door's refusal, every other write no 5xx",
+    async (_shape, body) => {
+      const { cookie } = await signedInAgent(t.app, u.name, u.password);
+      const writes = servedRoutes(t.app).filter((r) => /^(post|put|patch) /.test(r));
+      expect(writes.length).toBeGreaterThan(40);
+      const answers: string[] = [];
+      for (const [method, route] of writes.map((r) => r.split(' ') as [string, string])) {
+        const content = doc.paths[route]?.[method]?.requestBody?.content ?? {};
+        // The simple API's upload is JSON when the path says so, read as text by its route.
+        const viaText = route.includes('{format}');
+        const takesJson = 'application/json' in content || viaText;
+        const r = await request(t.app)
+          [method as 'post'](filled(route))
+          .set(web(route) ? 'Cookie' : 'Authorization', web(route) ? cookie : u.basic)
+          .set('Content-Type', 'application/json')
+          .send(body);
+        const expected = takesJson ? refusal(route) : 'no 5xx';
+        const got = takesJson ? r.status : r.status < 500 ? 'no 5xx' : r.status;
+        answers.push(`${method} ${route}: ${got}`);
+        expect(`${method} ${route}: ${got}`).toBe(`${method} ${route}: ${expected}`);
+        if (takesJson && !viaText) expect(r.body.message).toMatch(/The body is nested more than 64 deep$/);
+        if (!takesJson && web(route)) expect(r.headers['content-type']).toMatch(/^text\/html/);
+      }
+      // Every JSON door was reached.
+      for (const door of ['post /v1/', 'post /api/v1/sync', 'post /api/2/', 'post /index.php/apps/gpoddersync/'])
+        expect(answers.some((a) => a.startsWith(door) && !a.endsWith('no 5xx'))).toBe(true);
+      expect((await as(t, u).get('/v1/subscriptions')).status).toBe(200);
+    },
+  );
+
+  test('the web page: an archive or a gpodder.net archive with JSON this deep is the import page again saying so', async () => {
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const archive = `{"format":"castsync-archive","version":1,"devices":${deep}}`;
+    const tar = writeArchive({ 'meta.json': deep }, { compress: false });
+    for (const [path, file, name, says] of [
+      ['/web/import/archive', Buffer.from(archive), 'archive.json', 'it is nested more than 64 deep'],
+      ['/web/import/gpodder-archive', fs.readFileSync(tar), 'alice.tar', 'meta.json is nested more than 64 deep'],
+    ] as const) {
+      const r = await agent.post(path).field('_csrf', csrf).field('action', 'import').attach('archive', file, name);
+      expect(r.status).toBe(400);
+      expect(r.text).toContain(says);
+      expect(r.text).toContain('<h1>Import and export</h1>');
+    }
+    expect((await agent.get('/web/moving')).status).toBe(200);
   });
 });

@@ -1,5 +1,4 @@
 import request from 'supertest';
-import type { Express } from 'express';
 import { z } from 'zod';
 import {
   deletionAccepted,
@@ -14,6 +13,7 @@ import { capabilitiesResponse } from '../../src/opa/router';
 import { errorBody } from '../../src/http/openapi';
 import { as, expectError, testApp, type TestApp } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
+import { servedRoutes } from '../helpers/routes';
 import { VERSION } from '../../src/version';
 
 let t: TestApp;
@@ -22,30 +22,6 @@ beforeAll(async () => {
   t = await testApp({}, logger);
 });
 afterAll(() => t.close());
-
-type Layer = {
-  rawPath?: string;
-  route?: { path: string; methods: Record<string, boolean> };
-  handle: { stack?: Layer[] };
-  name: string;
-};
-
-/** Every (method, path) the app serves, from Express's own routing table. */
-function servedRoutes(app: Express): string[] {
-  const out: string[] = [];
-  const walk = (stack: Layer[], prefix: string) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        const path = `${prefix}${layer.route.path}`.replace(/:(\w+)/g, '{$1}');
-        for (const m of Object.keys(layer.route.methods)) if (m !== '_all') out.push(`${m} ${path}`);
-      } else if (layer.name === 'router' && layer.handle.stack) {
-        walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : (layer.rawPath ?? '')));
-      }
-    }
-  };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
-  return out;
-}
 
 describe('OpenAPI document and docs', () => {
   test('GET /openapi.json is OpenAPI 3.1 with the auth schemes of /v1 and of gpodder', async () => {

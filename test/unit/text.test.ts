@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { cleanText, parseCleanJson, storable, unstorableAt } from '../../src/text';
+import { InvalidInput } from '../../src/errors';
+import { cleanText, MAX_JSON_DEPTH, parseCleanJson, storable, tooDeep, unstorableAt } from '../../src/text';
 
 describe('text PostgreSQL cannot store', () => {
   test('U+0000 and lone surrogates are unstorable; pairs, U+FFFD and other controls are fine', () => {
@@ -35,5 +36,26 @@ describe('text PostgreSQL cannot store', () => {
 
   test("a third party's JSON is read with its strings cleaned", () => {
     expect(parseCleanJson('{"a":"x\\u0000y","b":["\\ud800z"],"n":1}')).toEqual({ a: 'xy', b: ['z'], n: 1 });
+    expect(parseCleanJson('"\\u0000top"')).toBe('top');
+    expect(() => parseCleanJson('{"a":')).toThrow(new InvalidInput('not JSON'));
+  });
+});
+
+describe('JSON nested too deep', () => {
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  test(`${MAX_JSON_DEPTH} levels are read, one more is refused, by the request check and the third party's reader alike`, () => {
+    expect(tooDeep(JSON.parse(nested(MAX_JSON_DEPTH)))).toBe(false);
+    expect(tooDeep(JSON.parse(nested(MAX_JSON_DEPTH + 1)))).toBe(true);
+    expect(tooDeep({ a: [1, 'x', null, { b: [] }] })).toBe(false);
+    expect(tooDeep('text')).toBe(false);
+    expect(parseCleanJson(nested(MAX_JSON_DEPTH))).toHaveLength(1);
+    expect(() => parseCleanJson(nested(MAX_JSON_DEPTH + 1))).toThrow(new InvalidInput('nested more than 64 deep'));
+  });
+
+  test('100,000 levels are looked at without running out of stack', () => {
+    const text = nested(100_000);
+    expect(tooDeep(JSON.parse(text))).toBe(true);
+    expect(() => parseCleanJson(`{"a":${text}}`)).toThrow(InvalidInput);
   });
 });

@@ -1,4 +1,4 @@
-import { z } from '../http/zod';
+import { z } from '../../http/zod';
 
 // The shapes of /api/v1/sync and /api/v1/subscriptions (experimental: the Open Podcast API's sync draft),
 // for the OpenAPI document. Actions are read one by one by parse.ts, so that a bad one rejects only itself.

@@ -1,8 +1,8 @@
 import type { Request } from 'express';
-import type { ApiContext } from '../api-context';
-import { parseGuid } from '../subscriptions/urls';
-import { parseTimestamp } from '../timestamps';
-import { BadRequest } from '../opa/errors';
+import type { ApiContext } from '../../api-context';
+import { parseGuid } from '../../subscriptions/urls';
+import { parseTimestamp } from '../../timestamps';
+import { BadRequest } from '../errors';
 
 // The query parameters and headers of the sync endpoints, read leniently where the draft is loose.
 

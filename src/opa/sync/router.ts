@@ -1,15 +1,15 @@
-import express, { Router, type ErrorRequestHandler, type Request } from 'express';
-import type { ApiContext } from '../api-context';
-import { currentUser } from '../http/credentials';
-import { notFound } from '../http/error-handler';
-import type { AuthLimits } from '../http/limits';
-import { route } from '../http/method';
-import { error, json, jsonBody, type Documenter } from '../http/openapi';
-import { authErrors, requireUser, secured } from '../opa/auth';
-import { BadRequest, opaError, urlRefused, ValidationFailed } from '../opa/errors';
-import { storableInput } from '../http/text-edge';
-import * as sync from '../sync/service';
-import { iso } from '../timestamps';
+import { Router, type ErrorRequestHandler, type Request } from 'express';
+import type { ApiContext } from '../../api-context';
+import { currentUser } from '../../http/credentials';
+import { notFound } from '../../http/error-handler';
+import type { AuthLimits } from '../../http/limits';
+import { route } from '../../http/method';
+import { error, json, jsonBody, type Documenter } from '../../http/openapi';
+import { authErrors, requireUser, secured } from '../auth';
+import { BadRequest, opaError, urlRefused, ValidationFailed } from '../errors';
+import { jsonParser, storableInput } from '../../http/text-edge';
+import * as sync from '../../sync/service';
+import { iso } from '../../timestamps';
 import { echo, parseAction, Rejected } from './parse';
 import { present, presentChange, presentSubscription } from './present';
 import * as query from './query';
@@ -101,7 +101,7 @@ export function opaSyncRouter(ctx: ApiContext, limits: AuthLimits): Router {
     next();
   });
   r.use(storableInput(urlRefused));
-  r.use(express.json({ limit: '1mb', type: () => true }));
+  r.use(jsonParser({ limit: '1mb', type: () => true }));
   const user = [requireUser(ctx, limits.failedAuth)];
   route(
     r,

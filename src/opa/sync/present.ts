@@ -1,5 +1,5 @@
-import type { Entity, Outcome, Stamped, SyncAction, SyncEpisode, SyncSubscription } from '../sync/service';
-import { iso } from '../timestamps';
+import type { Entity, Outcome, Stamped, SyncAction, SyncEpisode, SyncSubscription } from '../../sync/service';
+import { iso } from '../../timestamps';
 
 // Entities and results in the draft's field names (snake_case, RFC 3339 times in UTC with milliseconds).
 

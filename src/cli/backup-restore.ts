@@ -1,11 +1,11 @@
 import pg from 'pg';
-import { loadConfig } from './config';
-import { openDatabase } from './db/database';
-import { backupHeader, loadBackup, writeBackup } from './db/backup';
-import { migrationNames } from './db/migrate';
-import { migrateDatabase } from './jobs/migrate';
-import { createLogger, type Logger } from './logger';
-import { VERSION } from './version';
+import { loadConfig } from '../config';
+import { openDatabase } from '../db/database';
+import { backupHeader, loadBackup, writeBackup } from '../db/backup';
+import { migrationNames } from '../db/migrate';
+import { migrateDatabase } from '../jobs/migrate';
+import { createLogger, type Logger } from '../logger';
+import { VERSION } from '../version';
 
 // `castsync backup FILE` and `castsync restore FILE` (docs/backups.md): the whole database, with the
 // embedded PostgreSQL or DATABASE_URL alike.

@@ -1,6 +1,7 @@
-import { parseGuid } from '../subscriptions/urls';
-import type { EpisodeRef, SyncAction } from '../sync/service';
-import { parseTimestamp } from '../timestamps';
+import { parseGuid } from '../../subscriptions/urls';
+import type { EpisodeRef, SyncAction } from '../../sync/service';
+import { storable, unstorableAt, UNSTORABLE_REASON } from '../../text';
+import { parseTimestamp } from '../../timestamps';
 
 // One action of a POST /api/v1/sync batch, read leniently: whatever is wrong with it rejects it alone,
 // with a reason that names the field (docs/opa-sync.md).
@@ -9,17 +10,6 @@ type Raw = Record<string, unknown>;
 export class Rejected extends Error {}
 
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A lone surrogate has no UTF-8 form and NUL has no place in PostgreSQL text: neither is taken. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Whether any string in the value (keys included) holds something that cannot be stored. */
-export function hasUnstorable(v: unknown): boolean {
-  if (typeof v === 'string') return UNSTORABLE.test(v);
-  if (Array.isArray(v)) return v.some(hasUnstorable);
-  if (isObject(v)) return Object.entries(v).some(([k, x]) => UNSTORABLE.test(k) || hasUnstorable(x));
-  return false;
-}
 
 function str(o: Raw, key: string, where: string, required: true): string;
 function str(o: Raw, key: string, where: string, required: false): string | undefined;
@@ -103,7 +93,9 @@ function episodeAction(action: string, data: Raw) {
 /** The action as the domain takes it, or throws Rejected with the reason. */
 export function parseAction(raw: unknown): SyncAction {
   if (!isObject(raw)) throw new Rejected('An action must be an object');
-  if (hasUnstorable(raw)) throw new Rejected('Strings must not contain NUL characters or unpaired surrogates');
+  // Any string of the action, known field or not, a key too (src/text.ts).
+  const unstorable = unstorableAt(raw);
+  if (unstorable !== undefined) throw new Rejected(`Invalid ${unstorable}: ${UNSTORABLE_REASON}`);
   const type = str(raw, 'type', '', true);
   const action = str(raw, 'action', '', true);
   const actionId = uuid(raw, 'action_id', '', true)!;
@@ -126,7 +118,7 @@ export function echo(raw: unknown): { type?: string; action?: string; action_id?
   const out: { type?: string; action?: string; action_id?: string } = {};
   for (const k of ['type', 'action', 'action_id'] as const) {
     const v = raw[k];
-    if (typeof v === 'string' && !UNSTORABLE.test(v)) out[k] = v;
+    if (typeof v === 'string' && storable(v)) out[k] = v;
   }
   return out;
 }
