@@ -73,3 +73,17 @@ export class AccountArchived extends DomainError {
     return this.message;
   }
 }
+
+/**
+ * One item of a batch refused, and why: the one way every room and door says so (an episode a request
+ * cannot name, a field it cannot read, an action a rule refuses). Not an error: the batch goes on with
+ * its other items, and the door shows the reason in its protocol's shape.
+ */
+export class Refusal {
+  constructor(readonly reason: string) {}
+}
+
+export const isRefusal = (x: unknown): x is Refusal => x instanceof Refusal;
+
+/** A refused item of a batch, by its place in the batch. */
+export type RefusedItem = { index: number; reason: string };

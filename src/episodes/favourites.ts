@@ -1,3 +1,4 @@
+import type { RefusedItem } from '../errors';
 import type { Db, Queryable } from '../db/pool';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import * as repo from './favourite-repo';
@@ -16,9 +17,6 @@ export type NamedEpisode = {
 
 /** A favourite set (value true) or cleared at a time; `index`: its place in the caller's batch. */
 export type FavouriteChange = { episode: NamedEpisode; value: boolean; at: Date; index: number };
-
-/** A change of a batch that was refused: its index and why. */
-export type Refused = { index: number; reason: string };
 
 /** Of several changes of one episode in a batch, the latest (the others lose to it, as they would one by one). */
 function latestPerEpisode(changes: FavouriteChange[]): FavouriteChange[] {
@@ -54,8 +52,8 @@ export async function change(
   userId: number,
   changes: FavouriteChange[],
   max: number,
-): Promise<Refused[]> {
-  const refused: Refused[] = [];
+): Promise<RefusedItem[]> {
+  const refused: RefusedItem[] = [];
   const rows: repo.FavouriteWrite[] = [];
   const kept = latestPerEpisode(changes);
   const sets = kept.filter((c) => c.value).map((c) => c.episode.syncId);

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/pool';
 import { storable, UNSTORABLE_REASON } from '../text';
 import { parseTimestamp } from '../timestamps';
-import { ACTIONS, record, type EpisodeAction, type Skipped } from './service';
+import type { RefusedItem } from '../errors';
+import { ACTIONS, record, type EpisodeAction } from './service';
 
 // The gpodder.net episode-action format: what apps upload and download over gpodder.net v2 and the
 // Nextcloud dialect, and what other sync servers (gpodder.net, Nextcloud, opodsync) give when their history
@@ -60,7 +61,7 @@ export function parseInterchangeAction(raw: unknown, received: Date): EpisodeAct
 export async function recordInterchange(db: Queryable, userId: number, raw: readonly unknown[], received: Date) {
   const actions: EpisodeAction[] = [];
   const indexOf: number[] = [];
-  const skipped: Skipped[] = [];
+  const skipped: RefusedItem[] = [];
   raw.forEach((x, index) => {
     const parsed = parseInterchangeAction(x, received);
     if (typeof parsed === 'string') skipped.push({ index, reason: parsed });

@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../db/pool';
-import { Deleted, NotFound } from '../errors';
+import { Deleted, isRefusal, NotFound, Refusal } from '../errors';
 import * as episodes from './service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
@@ -65,9 +65,9 @@ export type ResolvedEpisode = {
   duration: number | null;
 };
 
-export type RecordOutcome =
-  | { ok: true; syncId: string; podcastUrl: string; podcastGuid: string | null; enclosureUrl: string }
-  | { ok: false; message: string };
+/** A record stored: the episode as the server names it. */
+export type Saved = { syncId: string; podcastUrl: string; podcastGuid: string | null; enclosureUrl: string };
+export type RecordOutcome = Saved | Refusal;
 
 /** An episode's sync id: the key of its enclosure URL, in the form of a UUID (as PostgreSQL writes it). */
 export const syncIdOf = (enclosureUrl: string) =>
@@ -78,13 +78,16 @@ type Podcast = { url: string; guid: string | null };
 type Subscription = { feedUrl: string; currentGuid: string } | undefined;
 
 /** The podcast a record names: the user's subscription by any guid of its chain, else the URL sent. */
-async function podcastOf(w: EpisodeIdentity, subscription: (guid: string) => Promise<Subscription>) {
+async function podcastOf(
+  w: EpisodeIdentity,
+  subscription: (guid: string) => Promise<Subscription>,
+): Promise<Podcast | Refusal | undefined> {
   if (w.podcastGuid === undefined) return w.podcastUrl === undefined ? undefined : { url: w.podcastUrl, guid: null };
   const s = await subscription(w.podcastGuid);
   if (s) return { url: s.feedUrl, guid: s.currentGuid };
   // Not a subscription's guid (a podcast the user is not subscribed to): the URL sent names the podcast.
   if (w.podcastUrl !== undefined) return { url: w.podcastUrl, guid: w.podcastGuid };
-  return 'Unknown podcast_guid: no subscription of this user has it';
+  return new Refusal('Unknown podcast_guid: no subscription of this user has it');
 }
 
 /** The actions that say what a record says: each piece of state at its own time. */
@@ -136,16 +139,16 @@ async function podcastsOf(db: Queryable, userId: number, writes: EpisodeIdentity
     if (!looked.has(guid)) looked.set(guid, lookUp(guid));
     return looked.get(guid)!;
   };
-  const podcasts: (Podcast | string | undefined)[] = [];
+  const podcasts: (Podcast | Refusal | undefined)[] = [];
   for (const w of writes) podcasts.push(await podcastOf(w, subscription));
   return podcasts;
 }
 
 /** What names each write's episode, to find it among the user's episodes and the feeds' items. */
-const keysOf = (writes: EpisodeIdentity[], podcasts: (Podcast | string | undefined)[]): repo.EpisodeKey[] =>
+const keysOf = (writes: EpisodeIdentity[], podcasts: (Podcast | Refusal | undefined)[]): repo.EpisodeKey[] =>
   writes.map((w, i) => {
     const p = podcasts[i];
-    const checked = typeof p === 'object' ? checkFeedUrl(p.url) : undefined;
+    const checked = p !== undefined && !isRefusal(p) ? checkFeedUrl(p.url) : undefined;
     return {
       syncId: w.syncId ?? null,
       enclosureHash: w.enclosureUrl ? urlHash(w.enclosureUrl) : null,
@@ -155,14 +158,18 @@ const keysOf = (writes: EpisodeIdentity[], podcasts: (Podcast | string | undefin
   });
 
 /** The episode a request names, from the podcast it names and what was found of its episode; or why not. */
-function resolvedOf(w: EpisodeIdentity, named: Podcast | string | undefined, f: repo.FoundEpisode) {
+function resolvedOf(
+  w: EpisodeIdentity,
+  named: Podcast | Refusal | undefined,
+  f: repo.FoundEpisode,
+): ResolvedEpisode | Refusal {
   const known = f.podcast_url === null ? undefined : { url: f.podcast_url, guid: w.podcastGuid ?? null };
   // A known episode (by its sync id) keeps its podcast when the guid sent is not a subscription's.
-  const p = named === undefined || (typeof named === 'string' && known) ? known : named;
+  const p = named === undefined || (isRefusal(named) && known) ? known : named;
   const enclosure = f.episode_url ?? (w.enclosureUrl || f.enclosure_url);
-  if (typeof p === 'string') return p;
-  if (p === undefined) return 'podcast_guid: required';
-  if (!enclosure) return 'enclosure_url: required for an episode the server does not know';
+  if (isRefusal(p)) return p;
+  if (p === undefined) return new Refusal('podcast_guid: required');
+  if (!enclosure) return new Refusal('enclosure_url: required for an episode the server does not know');
   const episode: ResolvedEpisode = {
     syncId: syncIdOf(enclosure),
     podcastUrl: p.url,
@@ -182,23 +189,22 @@ function resolvedOf(w: EpisodeIdentity, named: Podcast | string | undefined, f: 
 export async function resolveEpisodes(
   db: Queryable,
   userId: number,
-  named: EpisodeIdentity[],
-): Promise<(ResolvedEpisode | string)[]> {
+  sent: (EpisodeIdentity | Refusal)[],
+): Promise<(ResolvedEpisode | Refusal)[]> {
+  // An item the door refused already stays refused, and names no episode.
+  const named = sent.map((w) => (isRefusal(w) ? {} : w));
   const podcasts = await podcastsOf(db, userId, named);
   const found = await repo.findEpisodes(db, userId, keysOf(named, podcasts));
-  return named.map((w, i) => resolvedOf(w, podcasts[i], found[i]!));
+  return named.map((w, i) => {
+    const refused = sent[i]!;
+    return isRefusal(refused) ? refused : resolvedOf(w, podcasts[i], found[i]!);
+  });
 }
 
-const outcomeOf = (e: ResolvedEpisode | string): RecordOutcome =>
-  typeof e === 'string'
-    ? { ok: false, message: e }
-    : {
-        ok: true,
-        syncId: e.syncId,
-        podcastUrl: e.podcastUrl,
-        podcastGuid: e.podcastGuid,
-        enclosureUrl: e.enclosureUrl,
-      };
+const outcomeOf = (e: ResolvedEpisode | Refusal): RecordOutcome =>
+  isRefusal(e)
+    ? e
+    : { syncId: e.syncId, podcastUrl: e.podcastUrl, podcastGuid: e.podcastGuid, enclosureUrl: e.enclosureUrl };
 
 /**
  * Stores episode records as episode actions and favourites, each record on its own: one that cannot be
@@ -209,20 +215,16 @@ const outcomeOf = (e: ResolvedEpisode | string): RecordOutcome =>
 export async function save(
   db: Queryable,
   userId: number,
-  sent: (RecordWrite | string)[],
+  sent: (RecordWrite | Refusal)[],
   limits: { maxFavourites: number },
 ): Promise<RecordOutcome[]> {
-  // A string is a record the door could not read: its reason is its outcome, and it names no episode.
-  const writes = sent.map((w) => (typeof w === 'string' ? {} : w));
-  const named = (await resolveEpisodes(db, userId, writes)).map((e, i) => {
-    const refused = sent[i];
-    return typeof refused === 'string' ? refused : e;
-  });
+  const writes = sent.map((w) => (isRefusal(w) ? {} : w));
+  const named = await resolveEpisodes(db, userId, sent);
   const outcomes = named.map(outcomeOf);
   const batch: { action: episodes.EpisodeAction; record: number }[] = [];
   writes.forEach((w, i) => {
     const e = named[i]!;
-    if (typeof e === 'string') return;
+    if (isRefusal(e)) return;
     for (const action of actionsOf(w, e.podcastUrl, e.enclosureUrl, e.episodeGuid, e.duration)) {
       batch.push({ action, record: i });
     }
@@ -232,14 +234,14 @@ export async function save(
     userId,
     batch.map((b) => b.action),
   );
-  for (const s of skipped) outcomes[batch[s.index]!.record] = { ok: false, message: s.reason };
+  for (const s of skipped) outcomes[batch[s.index]!.record] = new Refusal(s.reason);
   const favourites = writes.flatMap((w, index) => {
     const e = named[index]!;
-    return w.favourite && typeof e !== 'string' && outcomes[index]!.ok
+    return w.favourite && !isRefusal(e) && !isRefusal(outcomes[index])
       ? [{ episode: e, value: w.favourite.value, at: w.favourite.at, index }]
       : [];
   });
   const refused = await favouriteService.change(db, userId, favourites, limits.maxFavourites);
-  for (const r of refused) outcomes[r.index] = { ok: false, message: r.reason };
+  for (const r of refused) outcomes[r.index] = new Refusal(r.reason);
   return outcomes;
 }

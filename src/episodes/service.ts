@@ -1,5 +1,5 @@
 import { streamInTransaction, withTransaction, type Db, type Queryable } from '../db/pool';
-import { InvalidInput, missingUser } from '../errors';
+import { InvalidInput, missingUser, type RefusedItem } from '../errors';
 import { DEVICE_ID } from '../devices/service';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
@@ -28,9 +28,6 @@ export type StoredAction = EpisodeAction & { changed: Date };
 /** Actions in one batch at most: clients send 30 (AntennaPod, Kasts) or 100 (gPodder). */
 export const MAX_ACTIONS = 5000;
 
-/** An action the domain refused: its index in the batch and why. */
-export type Skipped = { index: number; reason: string };
-
 /** One action as it is stored, or why it is refused. */
 function checkAction(a: EpisodeAction): repo.ActionWrite | string {
   const podcast = checkFeedUrl(a.podcastUrl);
@@ -57,7 +54,7 @@ function checkAction(a: EpisodeAction): repo.ActionWrite | string {
 /** The actions of a batch the rules take, and the ones they refuse with their index and reason. */
 function checkBatch(actions: EpisodeAction[]) {
   const rows: repo.ActionWrite[] = [];
-  const skipped: Skipped[] = [];
+  const skipped: RefusedItem[] = [];
   const rewritten = new Map<string, string>();
   actions.forEach((a, index) => {
     const row = checkAction(a);
@@ -83,7 +80,7 @@ export async function record(
   db: Queryable,
   userId: number,
   actions: EpisodeAction[],
-): Promise<{ changedAt: Date; stored: number; rewritten: [string, string][]; skipped: Skipped[] }> {
+): Promise<{ changedAt: Date; stored: number; rewritten: [string, string][]; skipped: RefusedItem[] }> {
   const { rows, skipped, rewritten } = checkBatch(actions);
   const written =
     rows.length === 0

@@ -4,6 +4,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
+import { isRefusal, Refusal } from '../errors';
 import * as records from '../episodes/records';
 import { parseGuid, podcastGuid } from '../subscriptions/urls';
 import { iso, parseTimestamp } from '../timestamps';
@@ -123,22 +124,18 @@ function present(r: records.EpisodeState): EpisodeRecord {
 /** What an app names an episode by in a /v1 body. */
 type IdentityFields = Pick<Write, 'podcast_guid' | 'podcast_url' | 'sync_id' | 'episode_guid' | 'enclosure_url'>;
 
-/** A field that could not be read: why. */
-type Problem = { problem: string };
-const isProblem = (x: unknown): x is Problem => typeof x === 'object' && x !== null && 'problem' in x;
-
 /** A guid field read as a UUID. */
-function guidField(name: string, value: string | undefined): string | undefined | Problem {
+function guidField(name: string, value: string | undefined): string | undefined | Refusal {
   if (value === undefined) return undefined;
-  return parseGuid(value) ?? { problem: `Invalid ${name}: not a UUID` };
+  return parseGuid(value) ?? new Refusal(`Invalid ${name}: not a UUID`);
 }
 
 /** The episode a /v1 body names, as the domain takes it; or why not (a guid that is not a UUID). */
-export function identityOf(w: IdentityFields): records.EpisodeIdentity | string {
+export function identityOf(w: IdentityFields): records.EpisodeIdentity | Refusal {
   const podcastGuid = guidField('podcast_guid', w.podcast_guid);
-  if (isProblem(podcastGuid)) return podcastGuid.problem;
+  if (isRefusal(podcastGuid)) return podcastGuid;
   const syncId = guidField('sync_id', w.sync_id);
-  if (isProblem(syncId)) return syncId.problem;
+  if (isRefusal(syncId)) return syncId;
   return { podcastGuid, podcastUrl: w.podcast_url, syncId, episodeGuid: w.episode_guid, enclosureUrl: w.enclosure_url };
 }
 
@@ -146,15 +143,15 @@ export function identityOf(w: IdentityFields): records.EpisodeIdentity | string 
 function stampedField<T>(name: string, sent: { value: T; timestamp: string } | undefined) {
   if (sent === undefined) return undefined;
   const at = parseTimestamp(sent.timestamp, { zonelessIsUtc: true });
-  return at ? { value: sent.value, at } : { problem: `Invalid ${name}.timestamp: expected an ISO 8601 date-time` };
+  return at ? { value: sent.value, at } : new Refusal(`Invalid ${name}.timestamp: expected an ISO 8601 date-time`);
 }
 
 /** A record as sent, as the domain takes it; or why not. */
-function writeOf(w: Write): records.RecordWrite | string {
+function writeOf(w: Write): records.RecordWrite | Refusal {
   const identity = identityOf(w);
-  if (typeof identity === 'string') return identity;
+  if (isRefusal(identity)) return identity;
   const fav = w.favorite_status;
-  if (fav && typeof fav.value !== 'boolean') return 'Invalid favorite_status.value: expected a boolean';
+  if (fav && typeof fav.value !== 'boolean') return new Refusal('Invalid favorite_status.value: expected a boolean');
   const state = {
     position: stampedField('playback_position', w.playback_position),
     played: stampedField('played_status', w.played_status),
@@ -162,9 +159,9 @@ function writeOf(w: Write): records.RecordWrite | string {
     downloaded: stampedField('download_status', w.download_status),
     favourite: stampedField('favorite_status', fav as { value: boolean; timestamp: string } | undefined),
   };
-  const problem = Object.values(state).find(isProblem);
-  if (problem) return problem.problem;
-  return { ...identity, ...(state as { [K in keyof typeof state]: Exclude<(typeof state)[K], Problem> }) };
+  const refused = Object.values(state).find(isRefusal);
+  if (refused) return refused;
+  return { ...identity, ...(state as { [K in keyof typeof state]: Exclude<(typeof state)[K], Refusal> }) };
 }
 
 /** One success or failure entry per record sent, in order, with its temporary_id echoed. */
@@ -173,7 +170,7 @@ function presentOutcomes(body: Write[], outcomes: records.RecordOutcome[]): z.in
   body.forEach((sent, i) => {
     const o = outcomes[i]!;
     const echo = { ...(sent.temporary_id !== undefined && { temporary_id: sent.temporary_id }) };
-    if (o.ok) {
+    if (!isRefusal(o)) {
       const podcast_guid = o.podcastGuid ?? podcastGuid(o.podcastUrl);
       result.success.push({ ...echo, sync_id: o.syncId, podcast_guid, enclosure_url: o.enclosureUrl });
       return;
@@ -182,7 +179,7 @@ function presentOutcomes(body: Write[], outcomes: records.RecordOutcome[]): z.in
       ...echo,
       ...(sent.sync_id !== undefined && { sync_id: sent.sync_id }),
       ...(sent.enclosure_url !== undefined && { enclosure_url: sent.enclosure_url }),
-      message: o.message,
+      message: o.reason,
     });
   });
   return result;

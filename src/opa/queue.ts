@@ -1,3 +1,4 @@
+import { isRefusal } from '../errors';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
@@ -87,7 +88,7 @@ function ifMatch(req: Request): number | '*' {
 /** The episode a body names; a guid that is not a UUID is the contract's 405. */
 function named(body: z.infer<typeof episodeIdentity>) {
   const identity = identityOf(body);
-  if (typeof identity === 'string') throw new ValidationFailed(identity);
+  if (isRefusal(identity)) throw new ValidationFailed(identity.reason);
   return identity;
 }
 
@@ -108,17 +109,12 @@ export function queueRoutes(ctx: ApiContext, user: RequestHandler): Router {
         const userId = currentUser(req);
         const match = ifMatch(req);
         const expected = match === '*' ? (await queue.read(ctx.db, userId)).version : match;
-        const identities = body.items.map(identityOf);
-        const valid = identities.map((i) => (typeof i === 'string' ? {} : i));
-        const done = await queue.replace(ctx.db, userId, expected, valid, limits());
+        const done = await queue.replace(ctx.db, userId, expected, body.items.map(identityOf), limits());
         if (done.stale) {
           const stale = new PreconditionFailed('Up next has changed since you read it: here it is as it is now');
           return send(res, done.queue, 412, { code: '412', message: stale.message });
         }
-        const failure = done.failures.map((f) => ({
-          index: f.index,
-          message: typeof identities[f.index] === 'string' ? (identities[f.index] as string) : f.reason,
-        }));
+        const failure = done.failures.map((f) => ({ index: f.index, message: f.reason }));
         send(res, done.queue, 200, { failure });
       },
     },

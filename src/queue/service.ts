@@ -1,6 +1,6 @@
 import { takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
-import { InvalidInput, NotFound } from '../errors';
+import { InvalidInput, isRefusal, NotFound, type Refusal, type RefusedItem } from '../errors';
 import * as records from '../episodes/records';
 import { readStates, type EpisodeState } from '../episodes/state';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
@@ -114,7 +114,7 @@ export async function add(
   limits: Limits,
 ): Promise<{ queue: Queue; id: string }> {
   const [e] = await records.resolveEpisodes(db, userId, [episode]);
-  if (e === undefined || typeof e === 'string') throw new InvalidInput(e ?? 'no episode');
+  if (e === undefined || isRefusal(e)) throw new InvalidInput(e?.reason ?? 'no episode');
   let id = '';
   const queue = await changing(db, userId, async (tx, stamp) => {
     const length = await repo.count(tx, userId);
@@ -166,16 +166,16 @@ export async function replace(
   db: Db,
   userId: number,
   expected: number,
-  episodes: records.EpisodeIdentity[],
+  episodes: (records.EpisodeIdentity | Refusal)[],
   limits: Limits,
-): Promise<Stale | { stale: false; queue: Queue; failures: { index: number; reason: string }[] }> {
+): Promise<Stale | { stale: false; queue: Queue; failures: RefusedItem[] }> {
   if (episodes.length > limits.maxItems) throw new InvalidInput(`Up next holds at most ${limits.maxItems} episodes`);
   const named = await records.resolveEpisodes(db, userId, episodes);
-  const failures: { index: number; reason: string }[] = [];
+  const failures: RefusedItem[] = [];
   const seen = new Set<string>();
   const rows: repo.ItemWrite[] = [];
   named.forEach((e, index) => {
-    if (typeof e === 'string') failures.push({ index, reason: e });
+    if (isRefusal(e)) failures.push({ index, reason: e.reason });
     else if (!seen.has(e.syncId)) {
       seen.add(e.syncId);
       rows.push(writeOf(e));
@@ -201,7 +201,7 @@ export async function append(db: Db, userId: number, episodes: records.EpisodeId
     let length = await repo.count(tx, userId);
     let added = false;
     for (const e of named) {
-      if (typeof e === 'string' || length >= limits.maxItems || (await repo.itemOf(tx, userId, e.syncId))) continue;
+      if (isRefusal(e) || length >= limits.maxItems || (await repo.itemOf(tx, userId, e.syncId))) continue;
       await repo.insert(tx, userId, writeOf(e), length++, stamp);
       added = true;
     }

@@ -1,3 +1,4 @@
+import { isRefusal } from '../errors';
 import type { Queryable } from '../db/pool';
 import * as favourites from '../episodes/favourites';
 import * as records from '../episodes/records';
@@ -45,7 +46,7 @@ function writeOf(a: EpisodeAction): records.RecordWrite {
 /** A favourite set or cleared: stored when it is later than the episode's stored favourite (docs/opa-sync.md). */
 async function favourite(c: Context, a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
   const [e] = await records.resolveEpisodes(c.tx, c.userId, [a.episode]);
-  if (e === undefined || typeof e === 'string') return { status: 'rejected', reason: e ?? 'no episode' };
+  if (e === undefined || isRefusal(e)) return { status: 'rejected', reason: e?.reason ?? 'no episode' };
   const stored = await favourites.favouriteTime(c.tx, c.userId, e.syncId);
   if (stored && stored >= a.occurredAt) return naming('ignored', e.syncId);
   const change = { episode: e, value: a.favourite, at: a.occurredAt, index: 0 };
@@ -71,7 +72,7 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   }
   const [saved] = await records.save(c.tx, c.userId, [writeOf(a)], c);
   if (!saved) throw new Error('an episode record was not saved');
-  if (!saved.ok) return { status: 'rejected', reason: saved.message };
+  if (isRefusal(saved)) return { status: 'rejected', reason: saved.reason };
   await episodeRepo.noteEpisode(c.tx, c.userId, saved.syncId, c.clientId ?? null);
   return naming('applied', saved.syncId);
 }

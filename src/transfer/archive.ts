@@ -8,7 +8,7 @@ import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
 import { importSnapshot, type Summary } from './import';
 import { parseCleanJson } from '../text';
-import type { InvalidInput } from '../errors';
+import { isRefusal, type InvalidInput } from '../errors';
 import { ImportFailed } from './remote';
 import type { Progress } from './sources';
 
@@ -222,7 +222,7 @@ async function restoreKept(db: Db, userId: number, archive: Archive, keep: KeepL
   const episodes = await records.resolveEpisodes(db, userId, archive.favourites.map(named));
   const changes = archive.favourites.flatMap((f, index) => {
     const episode = episodes[index]!;
-    return typeof episode === 'string' ? [] : [{ episode, value: f.favourite, at: new Date(f.at), index }];
+    return isRefusal(episode) ? [] : [{ episode, value: f.favourite, at: new Date(f.at), index }];
   });
   await favourites.change(db, userId, changes, keep.maxFavourites);
   await queue.append(db, userId, archive.queue.map(named), { maxItems: keep.maxQueueItems });

@@ -1,3 +1,4 @@
+import { isRefusal } from '../errors';
 import { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
@@ -89,7 +90,7 @@ async function refusing<T>(work: Promise<T>): Promise<T> {
 async function setFavourite(ctx: ApiContext, req: Request, episode: records.EpisodeIdentity, value: boolean) {
   const userId = currentUser(req);
   const [e] = await records.resolveEpisodes(ctx.db, userId, [episode]);
-  if (e === undefined || typeof e === 'string') throw new PageError(400, e ?? 'No such episode');
+  if (e === undefined || isRefusal(e)) throw new PageError(400, e?.reason ?? 'No such episode');
   const [refused] = await favourites.change(
     ctx.db,
     userId,

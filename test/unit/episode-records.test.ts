@@ -1,3 +1,4 @@
+import { Refusal } from '../../src/errors';
 import { actionsOf } from '../../src/episodes/records';
 import { stateOf } from '../../src/episodes/state';
 import type { StateRow } from '../../src/episodes/state-repo';
@@ -115,6 +116,6 @@ describe("identityOf: a /v1 body's episode", () => {
       episodeGuid: undefined,
       enclosureUrl: 'https://x/1.mp3',
     });
-    expect(identityOf({ sync_id: 'nope' })).toBe('Invalid sync_id: not a UUID');
+    expect(identityOf({ sync_id: 'nope' })).toEqual(new Refusal('Invalid sync_id: not a UUID'));
   });
 });

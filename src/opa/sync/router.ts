@@ -1,3 +1,4 @@
+import { isRefusal, type Refusal } from '../../errors';
 import { Router, type ErrorRequestHandler, type Request } from 'express';
 import type { ApiContext } from '../../api-context';
 import { currentUser } from '../../http/credentials';
@@ -10,7 +11,7 @@ import { BadRequest, opaError, urlRefused, ValidationFailed } from '../errors';
 import { jsonParser, storableInput } from '../../http/text-edge';
 import * as sync from '../../sync/service';
 import { iso } from '../../timestamps';
-import { echo, parseAction, Rejected } from './parse';
+import { echo, parseAction } from './parse';
 import { present, presentChange, presentSubscription } from './present';
 import * as query from './query';
 import * as s from './schemas';
@@ -19,29 +20,22 @@ import * as s from './schemas';
 // same credentials.
 
 /** The body's actions, each parsed on its own: the action, or why it is rejected. */
-function actionsOf(body: unknown): { raw: unknown; parsed: sync.SyncAction | string }[] {
+function actionsOf(body: unknown): { raw: unknown; parsed: sync.SyncAction | Refusal }[] {
   const requests = (body as { requests?: unknown } | undefined)?.requests;
   if (!Array.isArray(requests)) throw new BadRequest('Invalid body: expected {"requests": [actions]}');
   if (requests.length > sync.MAX_BATCH) throw new BadRequest(`At most ${sync.MAX_BATCH} actions in one request`);
-  return requests.map((raw) => {
-    try {
-      return { raw, parsed: parseAction(raw) };
-    } catch (err) {
-      if (err instanceof Rejected) return { raw, parsed: err.message };
-      throw err;
-    }
-  });
+  return requests.map((raw) => ({ raw, parsed: parseAction(raw) }));
 }
 
 async function postSync(ctx: ApiContext, req: Request) {
   const actions = actionsOf(req.body);
-  const valid = actions.flatMap((a) => (typeof a.parsed === 'string' ? [] : [a.parsed]));
+  const valid = actions.flatMap((a) => (isRefusal(a.parsed) ? [] : [a.parsed]));
   const outcomes = await sync.applyBatch(ctx.db, currentUser(req), query.clientId(req), valid, {
     maxFavourites: ctx.config.favouritesMax,
   });
   return {
     results: actions.map((a) => {
-      if (typeof a.parsed === 'string') return { ...echo(a.raw), status: 'rejected' as const, reason: a.parsed };
+      if (isRefusal(a.parsed)) return { ...echo(a.raw), status: 'rejected' as const, reason: a.parsed.reason };
       return present(a.parsed, outcomes.shift()!);
     }),
   };
