@@ -47,6 +47,19 @@ type MatchRow = {
 export type Matches = { lastChange: Date; matches: Match[] };
 
 /**
+ * SQL: the record whose current `column` is the item's, else the one whose history (`history`) has it
+ * (looked up only when the user has any history: the CTE `history`); aliased `alias`.
+ */
+const matchedBy = (column: 'guid' | 'url_hash', history: string, alias: string) => `LEFT JOIN LATERAL (
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL AS live
+           FROM subscriptions s WHERE s.user_id = $1 AND s.${column} = item.${column}
+         UNION ALL
+         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL
+           FROM ${history} x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
+          WHERE x.user_id = $1 AND x.${column} = item.${column} AND (SELECT exists FROM history)
+         LIMIT 1) ${alias} ON true`;
+
+/**
  * For each (guid, url hash) pair of $2 and $3, the user's record that has that guid (current or earlier)
  * and the one that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so a few index
  * probes per item however many records the user has.
@@ -59,22 +72,8 @@ export async function findMatches(db: Queryable, userId: number, guids: string[]
             by_guid.id AS by_guid_id, by_guid.guid AS by_guid_guid, by_guid.feed_url AS by_guid_url, by_guid.live AS by_guid_live,
             by_url.id AS by_url_id, by_url.guid AS by_url_guid, by_url.feed_url AS by_url_url, by_url.live AS by_url_live
        FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
-       LEFT JOIN LATERAL (
-         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL AS live
-           FROM subscriptions s WHERE s.user_id = $1 AND s.guid = item.guid
-         UNION ALL
-         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL
-           FROM subscription_guids x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-          WHERE x.user_id = $1 AND x.guid = item.guid AND (SELECT exists FROM history)
-         LIMIT 1) by_guid ON true
-       LEFT JOIN LATERAL (
-         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL AS live
-           FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = item.url_hash
-         UNION ALL
-         SELECT s.id, s.guid, s.feed_url, s.is_subscribed AND s.deleted IS NULL
-           FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
-          WHERE x.user_id = $1 AND x.url_hash = item.url_hash AND (SELECT exists FROM history)
-         LIMIT 1) by_url ON true
+       ${matchedBy('guid', 'subscription_guids', 'by_guid')}
+       ${matchedBy('url_hash', 'subscription_urls', 'by_url')}
       ORDER BY item.ord`,
     values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
   });
