@@ -1,6 +1,7 @@
 // Episode actions: a user with 20,000 actions over 200 podcasts (one episode each, a hundred plays of it)
 // against one with 200, at 16 connections: a batch of 30 plays (AntennaPod's), a since that finds 50
-// actions, and the aggregated view (200 episodes for both).
+// actions, the aggregated view (200 episodes for both), and the first page of 50 of `/v1/episodes` (the
+// episode state of every door: docs/decisions/episode-state.md).
 import { figuresOf, json, log, sideBySide, sleep, uploadActions } from '../lib.mjs';
 
 async function actionsOf(ctx, name, perEpisode) {
@@ -40,6 +41,10 @@ async function actionsOf(ctx, name, perEpisode) {
   return figuresOf(origin, [
     ['get_since_50', get(`since=${since}`)],
     ['get_aggregated', get('aggregated=true')],
+    [
+      'get_v1_episodes_50',
+      () => ({ method: 'GET', path: '/v1/episodes?per_page=50', headers: { authorization: user.basic } }),
+    ],
     [
       'post_30_plays',
       () => ({
