@@ -2,10 +2,11 @@ import type { Queryable } from '../db/pool';
 import { lengthOf, playedOf } from './played';
 import { STATE_ACTIONS, stateRows, type StateAction, type StateRow } from './state-repo';
 
-// Episode state (docs/glossary.md): what one user's apps together say of one episode, derived from the
-// stored actions by `stateOf` and nowhere else. Every reader of an episode's state (the /v1 episodes,
-// the sync draft, the gpodder-facing web pages, Continue, Up next, favourites) gets it from `read` in
-// state-read.ts, which uses this; each door presents it in its own shape, none derives it again.
+// Episode state (docs/glossary.md, docs/decisions/episode-state.md): what one user's apps together say of
+// one episode, derived from the stored actions by `stateOf` and nowhere else. Every reader of an
+// episode's state (/v1/episodes, the sync draft, the web page's episodes, Continue, Up next, favourites)
+// gets it from `readStates` or `readStatesAmong` below; each door presents it in its own shape, none
+// derives it again. Played is the rule's (played.ts).
 
 /** A value of an episode's state, the time (the app's) it took that value, and the device that said so. */
 export type Stamped<T> = { value: T; at: Date; device?: string | null };
@@ -53,6 +54,8 @@ export function stateOf(rows: StateRow[]): EpisodeState {
   const named = play ?? newest;
   const duration = play?.duration ?? rows.find((r) => r.duration !== null)?.duration ?? null;
   const played = playedOf(play, marked, duration);
+  // The action that decided played (a later "new", else the play), whose device said so.
+  const decidedBy = marked && (!play || marked.at > play.at) ? marked : play;
   const kept = download && del ? latest(download, del) : (download ?? del);
   return {
     syncId: named.episode_hash,
@@ -65,9 +68,7 @@ export function stateOf(rows: StateRow[]): EpisodeState {
     episodeUrl: named.link,
     length: lengthOf(play?.total, duration),
     ...(play && play.position !== null && { position: stamped(play.position, play) }),
-    played: played
-      ? { ...played, device: played.at === play?.at ? play.device : (marked?.device ?? null) }
-      : { value: false, at: newest.at, device: null },
+    played: played ? { ...played, device: decidedBy?.device ?? null } : { value: false, at: newest.at, device: null },
     ...(marked && {
       isNew: marked.at > (play?.at ?? new Date(-8.64e15)) ? stamped(true, marked) : stamped(false, play!),
     }),
