@@ -18,6 +18,8 @@ export type JsonReaderOptions = {
   maxValueChars: number;
   /** What the document is, for the refusals ("subscriptions.json"). */
   name: string;
+  /** Told when a split container begins (a split container is never handed out itself). */
+  opened?: (path: JsonPath, array: boolean) => void;
 };
 
 /** A value handed out: its path, and the nearest container around it that is kept (as read so far). */
@@ -146,7 +148,10 @@ export class JsonReader {
     if (this.frames.length >= MAX_DEPTH) throw this.notJson(`nested more than ${MAX_DEPTH} deep`, i);
     if (this.frames.length === 0) this.top = array ? 'array' : 'object';
     const split = this.options.split(path);
-    if (split) this.lastOut = this.at + i;
+    if (split) {
+      this.lastOut = this.at + i;
+      this.options.opened?.(path, array);
+    }
     this.frames.push({ path, array, kept: split ? undefined : array ? [] : {}, key: 0, state: 'first' });
   }
 
@@ -260,14 +265,30 @@ export class JsonReader {
   }
 }
 
-/** Reads a document given in pieces with a JsonReader; the reader is returned (its `top`). */
-export async function readJson(
+/**
+ * Reads a document given in pieces with a JsonReader; what `onValue` puts in `ready` is handed on in
+ * batches of `size` as they fill (the rest stays in `ready` for the caller). Returns the reader (its `top`).
+ */
+export async function* readJson(
   pieces: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   options: JsonReaderOptions,
   onValue: OnValue,
-): Promise<JsonReader> {
+  ready: unknown[] = [],
+  size = Infinity,
+): AsyncGenerator<unknown[], JsonReader> {
   const reader = new JsonReader(options, onValue);
-  for await (const piece of pieces) reader.write(piece);
+  for await (const piece of pieces) {
+    reader.write(piece);
+    while (ready.length >= size) yield ready.splice(0, size);
+  }
   reader.end();
   return reader;
+}
+
+/** Runs a generator to its end, dropping what it yields: what it returns. */
+export async function drain<R>(g: AsyncGenerator<unknown, R>): Promise<R> {
+  for (;;) {
+    const next = await g.next();
+    if (next.done) return next.value;
+  }
 }

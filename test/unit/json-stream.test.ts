@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { InvalidInput } from '../../src/errors';
-import { JsonReader, NotJson, type JsonPath } from '../../src/transfer/json-stream';
+import { JsonReader, NotJson, type JsonPath, type JsonReaderOptions } from '../../src/transfer/json-stream';
 import { cleanText } from '../../src/text';
 
 // The streaming JSON reader that uploaded archives are read with: what it builds is what JSON.parse builds
 // (strings cleaned), however the bytes are cut; split containers hand out their members and keep none.
 
-const whole = { split: () => false, maxValueChars: 1 << 20, name: 'doc' };
+const whole: JsonReaderOptions = { split: () => false, maxValueChars: 1 << 20, name: 'doc' };
 
 /** Reads the bytes cut at the given places; returns what was handed out. */
 function read(bytes: Uint8Array, cuts: number[], options = whole) {
