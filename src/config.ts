@@ -96,7 +96,7 @@ const schema = z.object({
     .positive()
     .default(1024 * 1024 * 1024),
   GPODDER_ARCHIVE_MAX_ENTRIES: z.coerce.number().int().positive().default(2_000_000),
-  GPODDER_ARCHIVE_MAX_MEMBER_BYTES: z.coerce
+  GPODDER_ARCHIVE_MAX_MEMBER: z.coerce
     .number()
     .int()
     .positive()

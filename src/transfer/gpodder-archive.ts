@@ -31,7 +31,7 @@ export type ArchiveLimits = {
 export const gpodderArchiveLimits = (config: Config): ArchiveLimits => ({
   maxBytes: config.gpodderArchiveMaxBytes,
   maxEntries: config.gpodderArchiveMaxEntries,
-  maxMemberBytes: config.gpodderArchiveMaxMemberBytes,
+  maxMemberBytes: config.gpodderArchiveMaxMember,
   maxRatio: config.gpodderArchiveMaxRatio,
 });
 
@@ -52,8 +52,13 @@ export function checkGpodderArchiveStart(head: Uint8Array): void {
 /** Decompressed bytes the ratio does not count: a small archive's tar padding grows more than its data. */
 const RATIO_FREE = 1024 * 1024;
 
-/** The compressed bytes the decoder gets at a time: what it makes of them is counted before it takes more. */
-const SLICE = 16 * 1024;
+/**
+ * At most about this many decompressed bytes are made before they are handed on: the decoder gets the
+ * compressed bytes in slices of this over the ratio (16 KiB at the default 500), and may make no more of a
+ * slice than the ratio allows (a zstd block that repeats one byte makes 128 KiB of 3 bytes).
+ */
+const STEP = 8 * 1024 * 1024;
+const sliceOf = (limits: ArchiveLimits) => Math.max(64, Math.floor(STEP / limits.maxRatio));
 
 /** A zstd decoder whose output is counted against the limits as it comes, block by block. */
 function zstdDecoder(limits: ArchiveLimits, out: Uint8Array[]) {
@@ -91,6 +96,7 @@ async function* tarBytes(
   let total = 0;
   const out: Uint8Array[] = [];
   const push = zstdDecoder(limits, out);
+  const slice = sliceOf(limits);
   for await (const chunk of input) {
     let data: Uint8Array = chunk;
     if (!kind) {
@@ -108,8 +114,8 @@ async function* tarBytes(
       yield data;
       continue;
     }
-    for (let at = 0; at < data.length; at += SLICE) {
-      push(data.subarray(at, at + SLICE));
+    for (let at = 0; at < data.length; at += slice) {
+      push(data.subarray(at, at + slice));
       yield* out.splice(0);
     }
   }
