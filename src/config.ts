@@ -96,6 +96,12 @@ const schema = z.object({
     .positive()
     .default(1024 * 1024 * 1024),
   GPODDER_ARCHIVE_MAX_ENTRIES: z.coerce.number().int().positive().default(2_000_000),
+  GPODDER_ARCHIVE_MAX_MEMBER: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 * 1024),
+  GPODDER_ARCHIVE_MAX_RATIO: z.coerce.number().int().min(2).default(500),
   QUEUE_MAX_ITEMS: z.coerce.number().int().positive().default(1000),
   FAVOURITES_MAX: z.coerce.number().int().positive().default(10_000),
   // Idle accounts and retention (docs/idle-accounts.md): off unless set.

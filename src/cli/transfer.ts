@@ -1,7 +1,5 @@
-import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
-import { InvalidInput } from '../errors';
 import * as transfer from '../transfer/service';
 import type { Summary } from '../transfer/service';
 import { userIdOf, withDatabase } from './database';
@@ -92,10 +90,8 @@ export function registerImports(program: Command): void {
     .option('--dry-run', 'show what would be imported, change nothing')
     .description('restore a castsync archive into a user')
     .action(async (file: string, localUser: string, opts: { dryRun?: boolean }) => {
-      const document = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-        throw new InvalidInput(`Cannot read ${file}: ${err.code ?? err.message}`);
-      });
-      await cliImport(localUser, { source: 'archive', document }, `the archive ${file}`, opts.dryRun === true);
+      const bytes = await transfer.localFile(file);
+      await cliImport(localUser, { source: 'archive', file: bytes }, `the archive ${file}`, opts.dryRun === true);
     });
   imports
     .command('gpodder-archive')
@@ -104,11 +100,12 @@ export function registerImports(program: Command): void {
     .option('--dry-run', 'show what would be imported, change nothing')
     .description('bring the subscriptions, play history and devices of a gpodder.net archive into a user')
     .action(async (file: string, localUser: string, opts: { dryRun?: boolean }) => {
-      const config = loadConfig();
-      const limits = { maxBytes: config.gpodderArchiveMaxBytes, maxEntries: config.gpodderArchiveMaxEntries };
-      const snapshot = await transfer.readGpodderArchiveFile(file, limits);
-      const label = `the gpodder.net archive ${file}`;
-      await cliImport(localUser, { source: 'gpodder-archive', snapshot }, label, opts.dryRun === true);
+      const from = {
+        source: 'gpodder-archive' as const,
+        file: await transfer.localFile(file),
+        limits: transfer.gpodderArchiveLimits(loadConfig()),
+      };
+      await cliImport(localUser, from, `the gpodder.net archive ${file}`, opts.dryRun === true);
     });
 }
 

@@ -6,9 +6,11 @@ import * as favourites from '../episodes/favourites';
 import * as records from '../episodes/records';
 import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
-import { importSnapshot, type Summary } from './import';
+import { importSnapshot, type Brought, type Summary } from './import';
 import { parseCleanJson } from '../text';
-import { isRefusal, type InvalidInput } from '../errors';
+import { isRefusal } from '../errors';
+import { drain, NotJson, readJson, type JsonPath, type JsonReaderOptions, type OnValue } from './json-stream';
+import type { FileBytes } from './uploads';
 import { ImportFailed } from './remote';
 import type { Progress } from './sources';
 
@@ -184,15 +186,31 @@ async function keptOf(db: Db, userId: number): Promise<Pick<Archive, 'favourites
   };
 }
 
+const notJson = () => new ImportFailed('This is not a castsync archive: it is not JSON');
+
+/** Refuses a file whose first bytes cannot begin an archive (a JSON object): a cheap look, no more. */
+export function checkArchiveStart(head: Uint8Array): void {
+  const text = Buffer.from(head)
+    .toString('utf8')
+    .replace(/^\ufeff/, '')
+    .trimStart();
+  if (text !== '' && !text.startsWith('{')) throw notJson();
+}
+
 /** Reads an archive's text: a clear error, before anything is written, if it is not one this castsync reads. */
 export function parseArchive(text: string): Archive {
   let doc: unknown;
   try {
     // Someone else's file: text that cannot be stored loses that character, never the import.
     doc = parseCleanJson(text);
-  } catch (err) {
-    throw new ImportFailed(`This is not a castsync archive: it is ${(err as InvalidInput).reason}`);
+  } catch {
+    throw notJson();
   }
+  return checked(doc, archiveSchema);
+}
+
+/** The document as an archive of a version this castsync reads, checked against `schema`, or why not. */
+function checked<T>(doc: unknown, schema: z.ZodType<T>): T {
   const head = doc as { format?: unknown; version?: unknown } | null;
   if (typeof head !== 'object' || head === null || head.format !== ARCHIVE_FORMAT) {
     throw new ImportFailed('This is not a castsync archive (the "format" field is not "castsync-archive")');
@@ -202,18 +220,73 @@ export function parseArchive(text: string): Archive {
       `This archive is of format version ${head.version}, newer than this castsync reads (${ARCHIVE_VERSION}): upgrade castsync to import it`,
     );
   }
-  const r = archiveSchema.safeParse(doc);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new ImportFailed(
-      `This castsync archive is damaged at ${issue?.path.join('.') || 'its top'}: ${issue?.message}`,
-    );
-  }
+  const r = schema.safeParse(doc);
+  if (!r.success) throw damaged(r.error.issues[0]);
   return r.data;
 }
 
+const damaged = (issue: z.core.$ZodIssue | undefined, at: PropertyKey[] = []) =>
+  new ImportFailed(
+    `This castsync archive is damaged at ${[...at, ...(issue?.path ?? [])].map(String).join('.') || 'its top'}: ${issue?.message}`,
+  );
+
+/** An archive whose actions are read again from its file, a batch at a time, as they are stored. */
+export type StreamedArchive = Omit<Archive, 'episode_actions'> & { episode_actions: Brought['actions'] };
+
+/** The most characters one value of an archive may span while it is kept (the subscriptions, an action). */
+export const MAX_ARCHIVE_VALUE_CHARS = 16 * 1024 * 1024;
+
+const actionSchema = archiveSchema.shape.episode_actions.element;
+const isAction = (path: JsonPath) => path.length === 2 && path[0] === 'episode_actions';
+const readerOptions = {
+  name: 'The archive',
+  split: (path: JsonPath) => path.length === 0 || (path.length === 1 && path[0] === 'episode_actions'),
+  maxValueChars: MAX_ARCHIVE_VALUE_CHARS,
+};
+
+/** Reads an archive file as it streams (never whole), NotJson as the archive's refusal. */
+async function* readArchiveJson(file: FileBytes, options: JsonReaderOptions, onValue: OnValue, ready: unknown[] = []) {
+  try {
+    return yield* readJson(file(), options, onValue, ready, episodes.MAX_ACTIONS);
+  } catch (err) {
+    throw err instanceof NotJson ? notJson() : err;
+  }
+}
+
+/**
+ * Reads an archive file twice as it streams, never whole: first all of it, checked as parseArchive checks
+ * (a file that is not an archive is refused here, before anything is written), keeping all but the
+ * actions, which it counts; then again for the actions, a batch at a time, as they are stored.
+ */
+export async function readArchive(file: FileBytes): Promise<StreamedArchive> {
+  const head: Record<string, unknown> = {};
+  let total = 0;
+  let bad: ImportFailed | undefined;
+  const onValue: OnValue = (path, v) => {
+    if (path.length === 1) head[path[0] as string] = v;
+    if (!isAction(path)) return;
+    total++;
+    const r = bad ? undefined : actionSchema.safeParse(v);
+    if (r && !r.success) bad = damaged(r.error.issues[0], path as PropertyKey[]);
+  };
+  // A split list is never handed out: what it was is noted (an object there is damage the check names).
+  const opened = (path: JsonPath, array: boolean) => path.length === 1 && (head[path[0]!] = array ? [] : {});
+  const reader = await drain(readArchiveJson(file, { ...readerOptions, opened }, onValue));
+  const archive = checked(reader.top === 'object' ? head : undefined, archiveSchema);
+  if (bad) throw bad;
+  return { ...archive, episode_actions: { total, batches: () => actionsOf(file) } };
+}
+
+/** The archive's actions, read again, in batches. */
+async function* actionsOf(file: FileBytes): AsyncGenerator<unknown[]> {
+  const ready: unknown[] = [];
+  const onValue: OnValue = (path, v) => void (isAction(path) && ready.push(actionSchema.parse(v)));
+  yield* readArchiveJson(file, readerOptions, onValue, ready);
+  if (ready.length > 0) yield ready;
+}
+
 /** The archive's favourites (the later time wins over what the user has) and Up next (added at the end). */
-async function restoreKept(db: Db, userId: number, archive: Archive, keep: KeepLimits) {
+async function restoreKept(db: Db, userId: number, archive: Pick<Archive, 'favourites' | 'queue'>, keep: KeepLimits) {
   const named = (x: { podcast_url: string; enclosure_url: string; episode_guid: string | null }) => ({
     podcastUrl: x.podcast_url,
     enclosureUrl: x.enclosure_url,
@@ -236,7 +309,7 @@ async function restoreKept(db: Db, userId: number, archive: Archive, keep: KeepL
 export async function importArchive(
   db: Db,
   userId: number,
-  archive: Archive,
+  archive: Archive | StreamedArchive,
   { dryRun, progress, keep }: { dryRun: boolean; progress: Progress; keep: KeepLimits },
 ): Promise<Summary> {
   progress('restoring subscriptions', 0, archive.subscriptions.length);

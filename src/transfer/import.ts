@@ -20,6 +20,26 @@ export type Summary = {
   actions: Part;
 };
 
+/**
+ * Actions read again a batch at a time as they are stored (an uploaded file's, src/transfer/uploads.ts):
+ * never all in memory. `total` is how many the batches hold.
+ */
+export type ActionBatches = { total: number; batches: () => AsyncIterable<unknown[]> };
+
+/** What an import brings: a Snapshot, whose actions may come in batches. */
+export type Brought = Omit<Snapshot, 'actions'> & { actions: unknown[] | ActionBatches };
+
+const totalOf = (a: Brought['actions']) => (Array.isArray(a) ? a.length : a.total);
+
+/** The actions in batches of at most `size`. */
+async function* batchesOf(a: Brought['actions'], size: number): AsyncGenerator<unknown[]> {
+  if (!Array.isArray(a)) {
+    yield* a.batches();
+    return;
+  }
+  for (let start = 0; start < a.length; start += size) yield a.slice(start, start + size);
+}
+
 const part = (total: number): Part => ({ total, added: 0, sample: [], refused: [] });
 
 /** Whether everything the source held was imported (or is already here). */
@@ -40,14 +60,14 @@ const describe = (a: episodes.EpisodeAction) =>
 export async function importSnapshot(
   db: Db,
   userId: number,
-  snapshot: Snapshot,
+  snapshot: Brought,
   options: { dryRun: boolean; progress: Progress },
 ): Promise<Summary> {
   const summary: Summary = {
     dryRun: options.dryRun,
     devices: part(snapshot.devices.length),
     feeds: { ...part(snapshot.subscribed.length), removedOnRemote: snapshot.removed.length },
-    actions: part(snapshot.actions.length),
+    actions: part(totalOf(snapshot.actions)),
   };
   await importDevices(db, userId, snapshot, options, summary.devices);
   await importFeeds(db, userId, snapshot, options, summary.feeds);
@@ -58,7 +78,7 @@ export async function importSnapshot(
 type Step = (
   db: Db,
   userId: number,
-  snapshot: Snapshot,
+  snapshot: Brought,
   options: { dryRun: boolean; progress: Progress },
   into: Part,
 ) => Promise<void>;
@@ -98,19 +118,21 @@ const importFeeds: Step = async (db, userId, snapshot, { dryRun, progress }, int
  * transaction that is rolled back (so it counts exactly what would be new, duplicates across batches too).
  */
 const importActions: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
-  const raw = snapshot.actions;
+  const total = totalOf(snapshot.actions);
   const received = new Date();
   const step = dryRun ? 'checking episode actions' : 'storing episode actions';
   const store = async (q: Queryable) => {
-    for (let start = 0; start < raw.length; start += episodes.MAX_ACTIONS) {
-      progress(step, start, raw.length);
-      const done = await recordInterchange(q, userId, raw.slice(start, start + episodes.MAX_ACTIONS), received);
+    let start = 0;
+    for await (const batch of batchesOf(snapshot.actions, episodes.MAX_ACTIONS)) {
+      progress(step, start, total);
+      const done = await recordInterchange(q, userId, batch, received);
       into.added += done.stored;
       for (const s of done.skipped) into.refused.push({ item: `action ${start + s.index}`, reason: s.reason });
       const room = SAMPLE - into.sample.length;
       if (room > 0) into.sample.push(...done.actions.slice(0, room).map(describe));
+      start += batch.length;
     }
-    progress(step, raw.length, raw.length);
+    progress(step, total, total);
   };
   if (dryRun) await rolledBack(db, store);
   else await store(db);

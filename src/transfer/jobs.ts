@@ -10,7 +10,8 @@ import type { Logger } from '../logger';
 import type { Summary } from './import';
 import type { RemoteLimits } from './remote';
 import * as repo from './repo';
-import { runImport, type ImportSource, type KeepLimits, type Snapshot } from './service';
+import { gpodderArchiveLimits, runImport, type ArchiveLimits, type ImportSource, type KeepLimits } from './service';
+import { storeUpload, uploadBytes } from './uploads';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
 // will), so a long import neither holds a request open nor dies with the process. A job cut off by a crash
@@ -22,20 +23,19 @@ export const IMPORT_TASK = 'import';
 /** What the page shows of an import. */
 export type ImportView = Omit<repo.ImportRow, 'summary' | 'secret'> & { summary: Summary | null };
 
+/** A file uploaded to import: its bytes as they came, kept in the database until the import ends (uploads.ts). */
+export type Upload = { source: 'archive' | 'gpodder-archive'; upload: Uint8Array[] };
+type Started = Extract<ImportSource, { password: string }> | Upload;
+
 /** Writes an import and its job in one transaction: a started import always has a job that will run it. */
-export async function startImport(db: Db, userId: number, from: ImportSource, dryRun: boolean): Promise<number> {
+export async function startImport(db: Db, userId: number, from: Started, dryRun: boolean): Promise<number> {
   return withTransaction(db, async (tx) => {
     const id = await repo.insertImport(
       tx,
       userId,
-      from.source === 'archive' || from.source === 'gpodder-archive'
-        ? {
-            source: from.source,
-            serverUrl: null,
-            remoteUser: null,
-            dryRun,
-            secret: from.source === 'archive' ? from.document : JSON.stringify(from.snapshot),
-          }
+      'upload' in from
+        ? // The file is not secret: the job reads it from import_uploads.
+          { source: from.source, serverUrl: null, remoteUser: null, dryRun, secret: '' }
         : {
             source: from.source,
             serverUrl: from.serverUrl,
@@ -44,6 +44,7 @@ export async function startImport(db: Db, userId: number, from: ImportSource, dr
             secret: from.password,
           },
     );
+    if ('upload' in from) await storeUpload(tx, userId, id, from.upload);
     await addJob(tx, IMPORT_TASK, { importId: id }, { maxAttempts: 3 });
     return id;
   });
@@ -66,6 +67,7 @@ type Deps = {
   policy: AddressPolicy;
   limits: RemoteLimits;
   keep?: KeepLimits;
+  archive: ArchiveLimits;
   signal?: AbortSignal;
 };
 
@@ -88,11 +90,12 @@ export async function runImportJob(
       .setProgress(db, importId, text)
       .catch((err: unknown) => logger.warn({ err, importId }, 'import progress not written'));
   };
+  const file = () => uploadBytes(db, row.user_id, importId);
   const from: ImportSource =
     row.source === 'archive'
-      ? { source: 'archive', document: row.secret }
+      ? { source: 'archive', file }
       : row.source === 'gpodder-archive'
-        ? { source: 'gpodder-archive', snapshot: JSON.parse(row.secret) as Snapshot }
+        ? { source: 'gpodder-archive', file, limits: deps.archive }
         : { source: row.source, serverUrl: row.server_url!, remoteUser: row.remote_user!, password: row.secret };
   try {
     const summary = await runImport(db, row.user_id, from, {
@@ -132,6 +135,7 @@ export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; 
     },
     limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
     keep: { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems },
+    archive: gpodderArchiveLimits(config),
     signal: stopping.signal,
   };
   return {

@@ -55,14 +55,17 @@ export async function setProgress(db: Queryable, id: number, progress: string): 
   ]);
 }
 
-/** Ends an import, done or failed; the secret goes. */
+/** Ends an import, done or failed; the secret goes, and the uploaded file. */
 export async function finish(
   db: Queryable,
   id: number,
   end: { state: 'done'; summary: unknown } | { state: 'failed'; error: string },
 ): Promise<void> {
   await db.query(
-    `UPDATE imports SET state = $2, summary = $3, error = $4, secret = NULL, progress = '', updated_at = now()
+    `WITH upload AS (
+       DELETE FROM import_uploads WHERE (user_id, import_id) IN (SELECT user_id, id FROM imports WHERE id = $1)
+     )
+     UPDATE imports SET state = $2, summary = $3, error = $4, secret = NULL, progress = '', updated_at = now()
       WHERE id = $1`,
     [
       id,
@@ -81,4 +84,34 @@ export async function listImports(db: Queryable, userId: number, limit: number):
     [userId, limit],
   );
   return r.rows;
+}
+
+/** One piece of an import's uploaded file. */
+export async function insertUploadPiece(
+  tx: Queryable,
+  userId: number,
+  importId: number,
+  seq: number,
+  bytes: Uint8Array,
+): Promise<void> {
+  await tx.query(`INSERT INTO import_uploads (user_id, import_id, seq, bytes) VALUES ($1, $2, $3, $4)`, [
+    userId,
+    importId,
+    seq,
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+  ]);
+}
+
+/** The piece `seq` of an import's uploaded file; undefined past its end. */
+export async function uploadPiece(
+  db: Queryable,
+  userId: number,
+  importId: number,
+  seq: number,
+): Promise<Buffer | undefined> {
+  const r = await db.query<{ bytes: Buffer }>(
+    `SELECT bytes FROM import_uploads WHERE user_id = $1 AND import_id = $2 AND seq = $3`,
+    [userId, importId, seq],
+  );
+  return r.rows[0]?.bytes;
 }

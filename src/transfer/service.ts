@@ -1,15 +1,18 @@
 import type { Db } from '../db/pool';
 import type { AddressPolicy } from '../feeds/address-policy';
-import { DEFAULT_KEEP, importArchive, parseArchive, type KeepLimits } from './archive';
+import { DEFAULT_KEEP, importArchive, readArchive, type KeepLimits } from './archive';
+import { readGpodderArchive, type ArchiveLimits } from './gpodder-archive';
 import { importSnapshot, type Summary } from './import';
 import { ImportFailed, RemoteServer, type RemoteLimits } from './remote';
-import { readers, type Progress, type Snapshot, type Source } from './sources';
+import { readers, type Progress, type Source } from './sources';
+import type { FileBytes } from './uploads';
 
 // Moving to castsync and leaving it: importing what another sync server or an archive holds, and the
 // archive (docs/moving.md). The CLI runs an import itself; the web page runs it as a job (jobs.ts).
 
 export { complete, type Summary } from './import';
 export {
+  checkArchiveStart,
   archivePieces,
   archiveText,
   archiveTextOf,
@@ -21,15 +24,25 @@ export {
 } from './archive';
 export { ImportFailed, serverAddress } from './remote';
 export type { Progress, Snapshot, Source } from './sources';
-export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
+export {
+  checkGpodderArchiveStart,
+  gpodderArchiveLimits,
+  readGpodderArchive,
+  readGpodderArchiveFile,
+  type ArchiveLimits,
+} from './gpodder-archive';
+export { localFile, type FileBytes } from './uploads';
 export { archiveFile, archiveIdle, restoreArchived, type Outcome } from './idle';
 
-/** Where an import reads from: another server, as one of its users, or an archive's text. */
+/**
+ * Where an import reads from: another server, as one of its users; an archive, its text or its file; a
+ * gpodder.net archive's file. A file is read as it streams, twice (checked whole, then stored).
+ */
 export type ImportSource =
   | { source: Source; serverUrl: string; remoteUser: string; password: string }
   | { source: 'archive'; document: string }
-  /** A gpodder.net archive, read already (readGpodderArchive): the file itself is not kept. */
-  | { source: 'gpodder-archive'; snapshot: Snapshot };
+  | { source: 'archive'; file: FileBytes }
+  | { source: 'gpodder-archive'; file: FileBytes; limits: ArchiveLimits };
 
 export type ImportOptions = {
   dryRun: boolean;
@@ -56,12 +69,14 @@ export async function runImport(db: Db, userId: number, from: ImportSource, opti
   let reading = true;
   try {
     if (from.source === 'gpodder-archive') {
+      progress('reading the archive');
+      const brought = await readGpodderArchive(from.file, from.limits);
       reading = false;
-      return await importSnapshot(db, userId, from.snapshot, { dryRun: options.dryRun, progress });
+      return await importSnapshot(db, userId, brought, { dryRun: options.dryRun, progress });
     }
     if (from.source === 'archive') {
       progress('reading the archive');
-      const archive = parseArchive(from.document);
+      const archive = await readArchive('file' in from ? from.file : () => [Buffer.from(from.document)]);
       reading = false;
       return await importArchive(db, userId, archive, {
         dryRun: options.dryRun,

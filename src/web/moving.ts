@@ -47,13 +47,35 @@ async function page(ctx: ApiContext, req: Request, res: Response, notices: Notic
   });
 }
 
+/**
+ * Keeps an uploaded file as the chunks it came in (at most IMPORT_MAX_BYTES), not copied into one buffer:
+ * the request stores them for the import's job, which reads the file.
+ */
+const chunkStorage: multer.StorageEngine = {
+  _handleFile(_req, file, cb) {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    file.stream.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    file.stream.on('error', cb);
+    file.stream.on('end', () => cb(null, { size, chunks } as Partial<Express.Multer.File>));
+  },
+  _removeFile: (_req, _file, cb) => cb(null),
+};
+
+/** The uploaded file's chunks (chunkStorage), and its first bytes, for a look at what it is. */
+function uploaded(req: Request, message: string): { chunks: Buffer[]; head: Buffer } {
+  const chunks = (req.file as { chunks?: Buffer[] } | undefined)?.chunks;
+  if (!chunks) throw new PageError(400, message);
+  return { chunks, head: Buffer.concat(chunks.slice(0, 8)).subarray(0, 1024) };
+}
+
 /** The archive form's body parser (ahead of the form token check, which needs the body). */
 export const archiveUpload = (ctx: ApiContext) => [
   again((req, res, notice) => page(ctx, req, res, [notice])),
-  multer({
-    storage: multer.memoryStorage(),
-    limits: { fileSize: ctx.config.importMaxBytes, files: 1 },
-  }).single('archive'),
+  multer({ storage: chunkStorage, limits: { fileSize: ctx.config.importMaxBytes, files: 1 } }).single('archive'),
 ];
 
 const dryRunOf = (req: Request) => formField(req, 'action') === 'preview';
@@ -100,23 +122,22 @@ export function movingRoutes(ctx: ApiContext): Router {
       },
     ],
   });
+  // An uploaded file is only stored here, and the job reads it (it may be large, and expand far more):
+  // what is plainly not an archive (its first bytes say) is refused at once.
   route(r, '/web/import/archive', {
     post: async (req, res) => {
-      if (!req.file) throw new PageError(400, 'Choose an archive file to import.');
-      const document = req.file.buffer.toString('utf8');
-      // A file that is not an archive is refused now, not in the job.
-      transfer.parseArchive(document);
-      const id = await startImport(ctx.db, currentUser(req), { source: 'archive', document }, dryRunOf(req));
+      const { chunks, head } = uploaded(req, 'Choose an archive file to import.');
+      transfer.checkArchiveStart(head);
+      const id = await startImport(ctx.db, currentUser(req), { source: 'archive', upload: chunks }, dryRunOf(req));
       res.redirect(303, `/web/moving?started=${id}`);
     },
   });
   route(r, '/web/import/gpodder-archive', {
     post: async (req, res) => {
-      if (!req.file) throw new PageError(400, 'Choose the archive file gpodder.net gave you.');
-      // Read now (a file that is not an archive is refused at once); the job imports what it holds.
-      const limits = { maxBytes: ctx.config.gpodderArchiveMaxBytes, maxEntries: ctx.config.gpodderArchiveMaxEntries };
-      const snapshot = await transfer.readGpodderArchive([req.file.buffer], limits);
-      const id = await startImport(ctx.db, currentUser(req), { source: 'gpodder-archive', snapshot }, dryRunOf(req));
+      const { chunks, head } = uploaded(req, 'Choose the archive file gpodder.net gave you.');
+      transfer.checkGpodderArchiveStart(head);
+      const from = { source: 'gpodder-archive' as const, upload: chunks };
+      const id = await startImport(ctx.db, currentUser(req), from, dryRunOf(req));
       res.redirect(303, `/web/moving?started=${id}`);
     },
   });

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { as } from '../helpers/app';
 import { browserWorld, check, submit, text } from '../helpers/browser';
 import { runImportJob } from '../../src/transfer/jobs';
-import { FEEDS, realisticMembers, writeArchive } from '../helpers/gpodder-archive';
+import { ARCHIVE_LIMITS, FEEDS, realisticMembers, writeArchive } from '../helpers/gpodder-archive';
 
 // Import and export in a real browser: a person previews an import from another gpodder server (here a
 // second user of the same castsync, reached over HTTP), imports it, and watches it run as a job.
@@ -22,6 +22,7 @@ async function runJobs() {
         logger: pino({ level: 'silent' }),
         policy: { allowPrivate: true, allowCidrs: [] },
         limits: { timeoutMs: 5000, maxBytes: 1 << 20 },
+        archive: ARCHIVE_LIMITS,
       },
       id,
     );

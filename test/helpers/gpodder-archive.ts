@@ -160,3 +160,11 @@ export function realisticMembers({ devices = 2, clean = false }: { devices?: num
     'favorite_episodes.json': pythonJson([]),
   };
 }
+
+/** The limits the tests read archives with: the settings' defaults (docs/configuration.md), smaller bytes. */
+export const ARCHIVE_LIMITS = {
+  maxBytes: 50 * 1024 * 1024,
+  maxEntries: 10_000,
+  maxMemberBytes: 50 * 1024 * 1024,
+  maxRatio: 500,
+};

@@ -293,3 +293,43 @@ export async function underLoad(
   await Promise.all(clients);
   return out;
 }
+
+/**
+ * A browser's visit: cookies kept, each form's token read from the page. A form is sent urlencoded, or as
+ * multipart with `files` (field name to the file's bytes and name).
+ */
+export function browser(origin: string) {
+  const cookies = new Map<string, string>();
+  const send = async (p: string, form?: Record<string, string>, files?: Record<string, [Uint8Array, string]>) => {
+    let body: FormData | string | undefined = form && new URLSearchParams(form).toString();
+    if (form && files) {
+      const multipart = new FormData();
+      for (const [k, v] of Object.entries(form)) multipart.append(k, v);
+      for (const [k, [bytes, name]] of Object.entries(files)) multipart.append(k, new Blob([bytes]), name);
+      body = multipart;
+    }
+    const r = await fetch(origin + p, {
+      method: form ? 'POST' : 'GET',
+      redirect: 'manual',
+      headers: {
+        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(typeof body === 'string' && { 'content-type': 'application/x-www-form-urlencoded' }),
+      },
+      body,
+    });
+    for (const c of r.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const [k, v] = pair!.split('=') as [string, string];
+      cookies.set(k, v);
+    }
+    return { status: r.status, text: await r.text(), location: r.headers.get('location') };
+  };
+  const token = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)![1]!;
+  return { send, token, origin: () => origin, withOrigin: (o: string) => (origin = o) };
+}
+
+/** Peak resident memory so far of a process (VmHWM of /proc/<pid>/status), in MiB. */
+export function peakMib(pid: number): number {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { InvalidInput } from '../../src/errors';
-import { readGpodderArchive, readGpodderArchiveFile, runImport, type Snapshot } from '../../src/transfer/service';
+import { readGpodderArchive, readGpodderArchiveFile, runImport, type FileBytes } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
-import { FEEDS, pythonJson, realisticMembers, U1, U2, writeArchive } from '../helpers/gpodder-archive';
+import { ARCHIVE_LIMITS, FEEDS, pythonJson, realisticMembers, U1, U2, writeArchive } from '../helpers/gpodder-archive';
 
 // A gpodder.net archive, built as mygpo's archive command writes it, brought in: what the gpodder v2 API
 // and /v1 then answer is what the archive holds.
@@ -13,12 +13,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const limits = { maxBytes: 50 * 1024 * 1024, maxEntries: 10_000 };
-const importSnapshot = (u: TestUser, snapshot: Snapshot, dryRun = false) =>
+const limits = ARCHIVE_LIMITS;
+const importBytes = (u: TestUser, file: FileBytes, dryRun = false) =>
   runImport(
     t.db,
     u.id,
-    { source: 'gpodder-archive', snapshot },
+    { source: 'gpodder-archive', file, limits },
     {
       dryRun,
       policy: { allowPrivate: false, allowCidrs: [] },
@@ -26,8 +26,10 @@ const importSnapshot = (u: TestUser, snapshot: Snapshot, dryRun = false) =>
       progress: () => {},
     },
   );
-const importFile = async (u: TestUser, file: string, dryRun = false) =>
-  importSnapshot(u, await readGpodderArchiveFile(file, limits), dryRun);
+const importFile = (u: TestUser, file: string, dryRun = false) =>
+  importBytes(u, () => fs.createReadStream(file), dryRun);
+const bytesOf = (...pieces: Uint8Array[]) => readGpodderArchive(() => pieces, limits);
+const fileOf = (file: string, l = limits) => readGpodderArchive(() => fs.createReadStream(file), l);
 
 const device = (uuid: string) => `gpodder.net-${uuid.slice(0, 8)}`;
 
@@ -143,18 +145,21 @@ describe('a gpodder.net archive', () => {
     const members = realisticMembers();
     const forged = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa0, ...Buffer.alloc(300)]);
     const refusals: [string, () => Promise<unknown>][] = [
-      ['truncated', () => readGpodderArchive([bytes.subarray(0, bytes.length - 40)], limits)],
-      ['corrupt', () => readGpodderArchive([Buffer.concat([bytes.subarray(0, 20), Buffer.alloc(200, 7)])], limits)],
-      ['foreign', () => readGpodderArchive([Buffer.from(pythonJson({ not: 'an archive' }).repeat(50))], limits)],
-      ['empty', () => readGpodderArchive([], limits)],
-      ['no subscriptions', () => readGpodderArchiveFile(writeArchive({ 'meta.json': members['meta.json']! }), limits)],
-      ['bomb', () => readGpodderArchiveFile(file, { ...limits, maxBytes: 4096 })],
-      ['too many entries', () => readGpodderArchiveFile(file, { ...limits, maxEntries: 3 })],
+      ['truncated', () => bytesOf(bytes.subarray(0, bytes.length - 40))],
+      ['corrupt', () => bytesOf(Buffer.concat([bytes.subarray(0, 20), Buffer.alloc(200, 7)]))],
+      ['foreign', () => bytesOf(Buffer.from(pythonJson({ not: 'an archive' }).repeat(50)))],
+      ['empty', () => bytesOf()],
+      ['no subscriptions', () => fileOf(writeArchive({ 'meta.json': members['meta.json']! }))],
+      ['subscriptions not a list', () => fileOf(writeArchive({ 'subscriptions.json': '{"a": []}' }))],
+      ['subscriptions not JSON', () => fileOf(writeArchive({ 'subscriptions.json': '[{"a": nope}]' }))],
+      ['bomb', () => fileOf(file, { ...limits, maxBytes: 4096 })],
+      ['too many entries', () => fileOf(file, { ...limits, maxEntries: 3 })],
+      ['a member over its bound', () => fileOf(file, { ...limits, maxMemberBytes: 1000 })],
       ['missing', () => readGpodderArchiveFile('/nonexistent/alice.tar.zstd', limits)],
       // A frame header asking for a 1 GiB window (descriptor 0xA0), which the decoder would allocate: first,
       // and after a whole good frame.
-      ['huge window', () => readGpodderArchive([forged], limits)],
-      ['huge window later', () => readGpodderArchive([bytes, forged], limits)],
+      ['huge window', () => bytesOf(forged)],
+      ['huge window later', () => bytesOf(bytes, forged)],
     ];
     for (const [what, reading] of refusals) {
       const err = await reading().then(
@@ -164,6 +169,25 @@ describe('a gpodder.net archive', () => {
       expect([what, err instanceof InvalidInput]).toEqual([what, true]);
       expect((err as Error).message).toMatch(/^(Not a gpodder\.net archive: |Cannot read )/);
     }
+    expect(await everything(u)).toMatchObject({ opa: [], actions: [], devices: [] });
+  });
+
+  test('a member over its bound, or a file that grows more than the ratio, is refused by a message that says so', async () => {
+    const u = await t.user('bounded');
+    const over = await fileOf(file, { ...limits, maxMemberBytes: 1000 }).catch((e: unknown) => e);
+    expect((over as Error).message).toBe(
+      'Not a gpodder.net archive: its member subscriptions.json holds more than 1000 bytes once decompressed',
+    );
+    // 8 MiB of white space in the list: a few hundred bytes once compressed.
+    const bomb = writeArchive({ 'subscriptions.json': `[${' '.repeat(8 * 1024 * 1024)}]` });
+    expect(fs.statSync(bomb).size).toBeLessThan(4096);
+    const grown = await importFile(u, bomb).catch((e: unknown) => e);
+    expect(grown).toBeInstanceOf(InvalidInput);
+    expect((grown as Error).message).toBe(
+      'Not a gpodder.net archive: it grows to more than 500 times its size once decompressed (a decompression bomb)',
+    );
+    // Within the ratio it is an archive with no podcasts.
+    expect(await fileOf(bomb, { ...limits, maxRatio: 100_000 })).toMatchObject({ subscribed: [], devices: [] });
     expect(await everything(u)).toMatchObject({ opa: [], actions: [], devices: [] });
   });
 });

@@ -6,6 +6,7 @@ import { feedServer } from '../helpers/feed-server';
 import { signedInAgent } from '../helpers/web';
 import { runImportJob } from '../../src/transfer/jobs';
 import { exportArchive, ImportFailed, runImport, type ImportSource, type Summary } from '../../src/transfer/service';
+import { ARCHIVE_LIMITS } from '../helpers/gpodder-archive';
 
 // Importing from another sync server (a second castsync started here, speaking both dialects for real,
 // and replays of gpodder.net's and the Nextcloud app's answers as their source writes them), and the
@@ -700,6 +701,7 @@ describe('the web page: download my data, and imports as jobs', () => {
   const JOB = {
     logger: pino({ level: 'silent' }),
     limits: { timeoutMs: 5000, maxBytes: 1024 * 1024 },
+    archive: ARCHIVE_LIMITS,
   };
   const jobs = async (): Promise<number[]> =>
     (

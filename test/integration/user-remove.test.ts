@@ -55,7 +55,7 @@ test('user remove leaves no row with that user id in any table', async () => {
     200,
   );
   // An import started on the web page (its job never runs here).
-  await startImport(t.db, u.id, { source: 'archive', document: '{}' }, true);
+  await startImport(t.db, u.id, { source: 'archive', upload: [Buffer.from('{}')] }, true);
   // A time zone for the statistics.
   await setTimeZone(t.db, u.id, 'Europe/Berlin');
   // A person at an OpenID provider, linked to the user.

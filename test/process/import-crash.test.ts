@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { feedServer } from '../helpers/feed-server';
-import { basicAuth, call, cli, startServer, type ServerProcess } from '../helpers/process';
+import { basicAuth, browser, call, cli, startServer, type ServerProcess } from '../helpers/process';
 
 // An import started on the web page survives kill -9 of the whole process group: its job runs again
 // after the restart, finishes it, and the page says it was resumed.
@@ -13,30 +13,6 @@ beforeAll(() => {
   expect(cli(['user', 'add', 'ada', '--password-stdin'], { DATA_DIR: dataDir }, 'ada-password\n').status).toBe(0);
 });
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-
-/** A browser's visit: cookies kept, each form's token read from the page. */
-function browser(origin: string) {
-  const cookies = new Map<string, string>();
-  const send = async (p: string, form?: Record<string, string>) => {
-    const r = await fetch(origin + p, {
-      method: form ? 'POST' : 'GET',
-      redirect: 'manual',
-      headers: {
-        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form && { 'content-type': 'application/x-www-form-urlencoded' }),
-      },
-      body: form && new URLSearchParams(form).toString(),
-    });
-    for (const c of r.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const [k, v] = pair!.split('=') as [string, string];
-      cookies.set(k, v);
-    }
-    return { status: r.status, text: await r.text() };
-  };
-  const token = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)![1]!;
-  return { send, token, origin: () => origin, withOrigin: (o: string) => (origin = o) };
-}
 
 test('kill -9 while an import reads the other server: after the restart it is done, and says it was resumed', async () => {
   let first = true;
