@@ -8,8 +8,9 @@ import { addJob } from '../jobs/queue';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { Summary } from './import';
-import type { RemoteLimits } from './remote';
+import { remoteLimits, type RemoteLimits } from './remote';
 import * as repo from './repo';
+import { claimTurn } from './turns';
 import { runImport, type ImportSource, type KeepLimits, type Snapshot } from './service';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
@@ -22,9 +23,13 @@ export const IMPORT_TASK = 'import';
 /** What the page shows of an import. */
 export type ImportView = Omit<repo.ImportRow, 'summary' | 'secret'> & { summary: Summary | null };
 
-/** Writes an import and its job in one transaction: a started import always has a job that will run it. */
+/**
+ * Writes an import and its job in one transaction: a started import always has a job that will run it.
+ * Refused (ImportUnderWay) while the user has another import queued or running.
+ */
 export async function startImport(db: Db, userId: number, from: ImportSource, dryRun: boolean): Promise<number> {
   return withTransaction(db, async (tx) => {
+    await claimTurn(tx, userId);
     const id = await repo.insertImport(
       tx,
       userId,
@@ -119,7 +124,8 @@ export async function runImportJob(
 /**
  * The import task. The web page's imports reach other servers under the feed fetcher's address policy
  * (no private or loopback address unless FEED_FETCH_ALLOW_PRIVATE or IMPORT_ALLOW_PRIVATE allows them; a
- * home Nextcloud is often on a private address), within IMPORT_TIMEOUT and IMPORT_MAX_BYTES.
+ * home Nextcloud is often on a private address), within IMPORT_TIMEOUT and IMPORT_MAX_BYTES for each answer,
+ * and IMPORT_TOTAL_TIMEOUT and IMPORT_TOTAL_MAX_BYTES for all of them.
  */
 export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; config: Config }): TaskList {
   const stopping = new AbortController();
@@ -130,7 +136,7 @@ export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; 
       allowPrivate: config.feedFetchAllowPrivate || config.importAllowPrivate,
       allowCidrs: config.feedFetchAllowCidrs,
     },
-    limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+    limits: remoteLimits(config),
     keep: { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems },
     signal: stopping.signal,
   };

@@ -19,10 +19,11 @@ export {
   type Counts,
   type KeepLimits,
 } from './archive';
-export { ImportFailed, serverAddress } from './remote';
+export { ImportFailed, remoteLimits, serverAddress } from './remote';
 export type { Progress, Snapshot, Source } from './sources';
 export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
 export { archiveFile, archiveIdle, restoreArchived, type Outcome } from './idle';
+export { importAlone, ImportUnderWay } from './turns';
 
 /** Where an import reads from: another server, as one of its users, or an archive's text. */
 export type ImportSource =

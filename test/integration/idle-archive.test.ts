@@ -199,7 +199,7 @@ describe('archive and restore', () => {
       {
         dryRun: false,
         policy: { allowPrivate: false, allowCidrs: [] },
-        limits: { timeoutMs: 1000, maxBytes: 1e6 },
+        limits: { timeoutMs: 1000, maxBytes: 1e6, totalMs: 1000, totalBytes: 1e6 },
         ...restoreOpts,
       },
     );
