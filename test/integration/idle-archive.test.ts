@@ -345,6 +345,35 @@ describe('archive and restore', () => {
     await expectRestorable([taken], dir);
   });
 
+  test('a run whose lock goes with its connection (a restart of the database) stops there; the next run completes it', async () => {
+    const [first, second] = [await plainIdleUser('lockgonea'), await plainIdleUser('lockgoneb')];
+    const dir = folder();
+    const real = archiving.archiveUser;
+    // Right after the first removal, the connection that holds the run's lock ends, as in a restart.
+    const archiveUser = jest.spyOn(archiving, 'archiveUser').mockImplementation(async (ctx, idle, before, file) => {
+      const removed = await real(ctx, idle, before, file);
+      if (idle.username === first.name) {
+        await t.db.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_locks
+            WHERE locktype = 'advisory' AND classid = $1 AND objid = 0 AND objsubid = 2`,
+          [0x63736172],
+        );
+      }
+      return removed;
+    });
+    try {
+      await expect(archiveIdle(admin, { before: IDLE_SINCE, dir })).rejects.toThrow(
+        /^The archive run lost its lock on the database \(.+\): it stopped there$/,
+      );
+    } finally {
+      archiveUser.mockRestore();
+    }
+    expect(existsSync(path.join(dir, `${second.name}.json`))).toBe(false);
+    expect(await archiving.archivedAccount(t.db, second.name)).toBeUndefined();
+    await archiveIdle(admin, { before: IDLE_SINCE, dir });
+    await expectRestorable([first, second], dir);
+  });
+
   test('a restore whose file is gone says so, changes nothing, and the archived account stays', async () => {
     const u = await plainIdleUser('lost');
     const dir = folder();
