@@ -90,6 +90,13 @@ const schema = z.object({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
+  // The whole reading of another server in one import: every request, and every answer together.
+  IMPORT_TOTAL_TIMEOUT: seconds.default(30 * 60),
+  IMPORT_TOTAL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(128 * 1024 * 1024),
   GPODDER_ARCHIVE_MAX_BYTES: z.coerce
     .number()
     .int()

@@ -35,21 +35,25 @@ export function printSummary(s: Summary, from: string, into: string): void {
   }
 }
 
-/** Runs an import from the CLI: the administrator's, so any address may be reached. */
+/**
+ * Runs an import from the CLI: the administrator's, so any address may be reached; the user's only import
+ * while it runs (refused while another is queued or running).
+ */
 async function cliImport(localUser: string, from: transfer.ImportSource, label: string, dryRun: boolean) {
   const config = loadConfig();
   const progress = terminalProgress();
-  const summary = await withDatabase(async (ctx) =>
-    transfer
-      .runImport(ctx.db, await userIdOf(ctx, localUser), from, {
+  const summary = await withDatabase(async (ctx) => {
+    const userId = await userIdOf(ctx, localUser);
+    const run = () =>
+      transfer.runImport(ctx.db, userId, from, {
         dryRun,
         policy: { allowPrivate: true, allowCidrs: [] },
-        limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+        limits: transfer.remoteLimits(config),
         keep: { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems },
         progress,
-      })
-      .finally(progress.end),
-  );
+      });
+    return transfer.importAlone(ctx.db, userId, run).finally(progress.end);
+  });
   printSummary(summary, label, localUser);
 }
 

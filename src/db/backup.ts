@@ -59,7 +59,26 @@ async function newestMigration(db: pg.ClientBase): Promise<string> {
   return r.rows[0].name;
 }
 
-/** Writes the backup to `file` (through a temporary file, renamed when complete); returns its header and row count. */
+/**
+ * Opens `file` for writing, made or emptied, readable and writable by its owner only (0600): a backup holds
+ * password hashes and the passwords of other servers that unfinished imports keep. The mode is set again
+ * on the open file, since a file left by a backup that was cut off keeps its own mode when opened.
+ */
+async function createPrivate(file: string): Promise<fs.promises.FileHandle> {
+  const handle = await fs.promises.open(file, 'w', 0o600);
+  try {
+    await handle.chmod(0o600);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  return handle;
+}
+
+/**
+ * Writes the backup to `file` (through a temporary file, renamed when complete, both its owner's only);
+ * returns its header and row count.
+ */
 export async function writeBackup(databaseUrl: string, file: string, version: string) {
   const db = new pg.Client({ connectionString: databaseUrl, application_name: 'castsync-backup' });
   await db.connect();
@@ -77,7 +96,7 @@ export async function writeBackup(databaseUrl: string, file: string, version: st
       tables: await tablesInOrder(db),
     };
     const lines = new PassThrough();
-    const written = pipeline(lines, zlib.createGzip(), fs.createWriteStream(tmp));
+    const written = pipeline(lines, zlib.createGzip(), (await createPrivate(tmp)).createWriteStream());
     const put = async (text: string) => {
       if (!lines.write(`${text}\n`)) await new Promise((resolve) => lines.once('drain', resolve));
     };

@@ -8,9 +8,10 @@ import { addJob } from '../jobs/queue';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { Summary } from './import';
-import type { RemoteLimits } from './remote';
+import { remoteLimits, type RemoteLimits } from './remote';
 import * as repo from './repo';
 import { gpodderArchiveLimits, runImport, type ArchiveLimits, type ImportSource, type KeepLimits } from './service';
+import { claimTurn } from './turns';
 import { storeUpload, uploadBytes } from './uploads';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
@@ -27,9 +28,13 @@ export type ImportView = Omit<repo.ImportRow, 'summary' | 'secret'> & { summary:
 export type Upload = { source: 'archive' | 'gpodder-archive'; upload: Uint8Array[] };
 type Started = Extract<ImportSource, { password: string }> | Upload;
 
-/** Writes an import and its job in one transaction: a started import always has a job that will run it. */
+/**
+ * Writes an import and its job in one transaction: a started import always has a job that will run it.
+ * Refused (ImportUnderWay) while the user has another import queued or running.
+ */
 export async function startImport(db: Db, userId: number, from: Started, dryRun: boolean): Promise<number> {
   return withTransaction(db, async (tx) => {
+    await claimTurn(tx, userId);
     const id = await repo.insertImport(
       tx,
       userId,
@@ -122,7 +127,8 @@ export async function runImportJob(
 /**
  * The import task. The web page's imports reach other servers under the feed fetcher's address policy
  * (no private or loopback address unless FEED_FETCH_ALLOW_PRIVATE or IMPORT_ALLOW_PRIVATE allows them; a
- * home Nextcloud is often on a private address), within IMPORT_TIMEOUT and IMPORT_MAX_BYTES.
+ * home Nextcloud is often on a private address), within IMPORT_TIMEOUT and IMPORT_MAX_BYTES for each answer,
+ * and IMPORT_TOTAL_TIMEOUT and IMPORT_TOTAL_MAX_BYTES for all of them.
  */
 export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; config: Config }): TaskList {
   const stopping = new AbortController();
@@ -133,7 +139,7 @@ export function transferTasks({ db, logger, config }: { db: Db; logger: Logger; 
       allowPrivate: config.feedFetchAllowPrivate || config.importAllowPrivate,
       allowCidrs: config.feedFetchAllowCidrs,
     },
-    limits: { timeoutMs: config.importTimeout * 1000, maxBytes: config.importMaxBytes },
+    limits: remoteLimits(config),
     keep: { maxFavourites: config.favouritesMax, maxQueueItems: config.queueMaxItems },
     archive: gpodderArchiveLimits(config),
     signal: stopping.signal,

@@ -1,11 +1,35 @@
 import type http from 'node:http';
+import type { Config } from '../config';
 import type { AddressPolicy } from '../feeds/address-policy';
 import { InvalidInput } from '../errors';
 import { parseCleanJson } from '../text';
 import { checkTarget, failure, FetchFailed, readBody, send } from '../feeds/fetch';
 
-/** Caps on what one answer of another sync server may cost. */
-export type RemoteLimits = { timeoutMs: number; maxBytes: number };
+/** Caps on what reading another sync server may cost: each answer, and the whole import's reading. */
+export type RemoteLimits = {
+  /** One request, its body included (IMPORT_TIMEOUT). */
+  timeoutMs: number;
+  /** One answer, decompressed (IMPORT_MAX_BYTES). */
+  maxBytes: number;
+  /** Every request of the import, from the first (IMPORT_TOTAL_TIMEOUT). */
+  totalMs: number;
+  /** Every answer of the import together, decompressed (IMPORT_TOTAL_MAX_BYTES). */
+  totalBytes: number;
+};
+
+/** The caps of the settings, for the web page's imports and the command line's alike. */
+export const remoteLimits = (
+  config: Pick<Config, 'importTimeout' | 'importMaxBytes' | 'importTotalTimeout' | 'importTotalMaxBytes'>,
+): RemoteLimits => ({
+  timeoutMs: config.importTimeout * 1000,
+  maxBytes: config.importMaxBytes,
+  totalMs: config.importTotalTimeout * 1000,
+  totalBytes: config.importTotalMaxBytes,
+});
+
+const MIB = 1024 * 1024;
+const bytes = (n: number) => (n % MIB === 0 ? `${n / MIB} MiB` : `${n} bytes`);
+const span = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
 
 /** An import that cannot go on, and why, in words for the person who started it (each door shows the reason). */
 export class ImportFailed extends InvalidInput {}
@@ -30,14 +54,20 @@ const USER_AGENT = 'castsync (podcast sync server; import)';
 /**
  * Another sync server, reached as one of its users: Basic authentication on every request, and the
  * `sessionid` cookie once the server gave one (gpodder.net's login). Every request goes to an address the
- * policy allows, follows no redirect, must answer within the time cap and with at most maxBytes of JSON.
+ * policy allows, follows no redirect, must answer within the time cap and with at most maxBytes of JSON;
+ * and all of them together, from the first, within totalMs and with at most totalBytes: a server that
+ * answers slowly forever, or sends without end, stops the import instead of holding it.
  */
 export class RemoteServer {
   private readonly base: string;
   private readonly authorization: string;
   private cookie: string | undefined;
+  /** The whole reading's deadline, running from the server's first request. */
+  private overall: AbortSignal | undefined;
   /** Requests made so far. */
   requests = 0;
+  /** Bytes of the answers read so far, decompressed. */
+  received = 0;
 
   constructor(
     serverUrl: string,
@@ -71,7 +101,13 @@ export class RemoteServer {
         r.resume();
         throw new ImportFailed(`${url} answered with a web page, not JSON: is ${this.base} the right address?`);
       }
-      return readBody(r, this.limits.maxBytes);
+      const left = this.limits.totalBytes - this.received;
+      const body = await readBody(r, Math.min(this.limits.maxBytes, left)).catch((err: unknown) => {
+        // Refused by readBody: over its cap, which was what is left of the whole import's.
+        throw err instanceof FetchFailed && err.refused && left < this.limits.maxBytes ? this.tooMuch() : err;
+      });
+      this.received += body.length;
+      return body;
     });
     try {
       // Another server's text: what cannot be stored loses that character, never the import.
@@ -90,8 +126,10 @@ export class RemoteServer {
     read?: (res: http.IncomingMessage) => Promise<T>,
   ): Promise<T | http.IncomingMessage> {
     const url = new URL(this.base + path);
+    this.overall ??= AbortSignal.timeout(this.limits.totalMs);
+    if (this.overall.aborted) throw this.tooLong();
     const deadline = AbortSignal.timeout(this.limits.timeoutMs);
-    const signal = this.signal ? AbortSignal.any([this.signal, deadline]) : deadline;
+    const signal = AbortSignal.any([deadline, this.overall, ...(this.signal ? [this.signal] : [])]);
     const headers: Record<string, string> = {
       'user-agent': USER_AGENT,
       accept: 'application/json',
@@ -113,10 +151,25 @@ export class RemoteServer {
       return read ? await read(res) : res;
     } catch (err) {
       if (err instanceof ImportFailed) throw err;
+      if (this.overall.aborted && !this.signal?.aborted) throw this.tooLong();
       const e = failure(err, { deadline, timeoutMs: this.limits.timeoutMs, signal: this.signal });
       if (e instanceof FetchFailed) throw new ImportFailed(`${url.origin}: ${e.message}`);
       throw e;
     }
+  }
+
+  private tooLong(): ImportFailed {
+    return new ImportFailed(
+      `${this.base} did not give everything within ${span(this.limits.totalMs)}, the longest an import may read ` +
+        `another server (IMPORT_TOTAL_TIMEOUT): nothing was imported. Try again later, or ask the administrator`,
+    );
+  }
+
+  private tooMuch(): ImportFailed {
+    return new ImportFailed(
+      `${this.base} sent more than ${bytes(this.limits.totalBytes)}, the most an import may read from another ` +
+        `server (IMPORT_TOTAL_MAX_BYTES): nothing was imported. Ask the administrator`,
+    );
   }
 
   private refusal(url: URL, status: number, location: string | undefined): ImportFailed {

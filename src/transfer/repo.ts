@@ -115,3 +115,28 @@ export async function uploadPiece(
   );
   return r.rows[0]?.bytes;
 }
+
+/** The advisory-lock class of a user's imports (the bytes of "csim"); the object is the user's id. */
+const IMPORT_LOCK = 0x6373696d;
+
+/**
+ * Takes the lock of the user's imports without waiting: for the session (an import the command line runs,
+ * until unlockImports) or for the transaction (an import being queued). False when another holds it.
+ */
+export async function tryLockImports(q: Queryable, userId: number, hold: 'session' | 'transaction'): Promise<boolean> {
+  const lock = hold === 'session' ? 'pg_try_advisory_lock' : 'pg_try_advisory_xact_lock';
+  const r = await q.query<{ got: boolean }>(`SELECT ${lock}($1, $2::int) AS got`, [IMPORT_LOCK, userId]);
+  return r.rows[0]?.got === true;
+}
+
+export async function unlockImports(q: Queryable, userId: number): Promise<void> {
+  await q.query('SELECT pg_advisory_unlock($1, $2::int)', [IMPORT_LOCK, userId]);
+}
+
+/** Whether the user has an import queued or running. */
+export async function hasImportUnderWay(q: Queryable, userId: number): Promise<boolean> {
+  const r = await q.query(`SELECT 1 FROM imports WHERE user_id = $1 AND state IN ('queued', 'running') LIMIT 1`, [
+    userId,
+  ]);
+  return r.rowCount === 1;
+}

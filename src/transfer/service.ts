@@ -22,7 +22,7 @@ export {
   type Counts,
   type KeepLimits,
 } from './archive';
-export { ImportFailed, serverAddress } from './remote';
+export { ImportFailed, remoteLimits, serverAddress } from './remote';
 export type { Progress, Snapshot, Source } from './sources';
 export {
   checkGpodderArchiveStart,
@@ -33,6 +33,7 @@ export {
 } from './gpodder-archive';
 export { localFile, type FileBytes } from './uploads';
 export { archiveFile, archiveIdle, restoreArchived, type Outcome } from './idle';
+export { importAlone, ImportUnderWay } from './turns';
 
 /**
  * Where an import reads from: another server, as one of its users; an archive, its text or its file; a

@@ -21,7 +21,7 @@ async function runJobs() {
         db,
         logger: pino({ level: 'silent' }),
         policy: { allowPrivate: true, allowCidrs: [] },
-        limits: { timeoutMs: 5000, maxBytes: 1 << 20 },
+        limits: { timeoutMs: 5000, maxBytes: 1 << 20, totalMs: 60_000, totalBytes: 1 << 24 },
         archive: ARCHIVE_LIMITS,
       },
       id,

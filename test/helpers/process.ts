@@ -139,6 +139,32 @@ export function cliAsync(args: string[], env: Record<string, string>, input?: st
   });
 }
 
+/**
+ * cliAsync(), watched as it runs: `printed(re)` resolves once a line of its standard output matches (so
+ * that a test can do something while the command is part way), `done` with what cliAsync() resolves with.
+ */
+export function cliWatched(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, ['dist/cli/index.js', ...args], { ...cliOptions(env), stdio: 'pipe' });
+  child.stdin.end();
+  let [stdout, stderr] = ['', ''];
+  const waiting: { re: RegExp; resolve: () => void }[] = [];
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+    for (const w of waiting.filter((x) => x.re.test(stdout))) w.resolve();
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const done = new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (status) => resolve({ status, stdout, stderr })),
+  );
+  const printed = (re: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      if (re.test(stdout)) return resolve();
+      waiting.push({ re, resolve });
+      void done.then((r) => reject(new Error(`the command ended without printing ${re}:\n${r.stdout}${r.stderr}`)));
+    });
+  return { printed, done };
+}
+
 export const basicAuth = (user: string, password: string) =>
   'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
 

@@ -22,7 +22,7 @@ const importBytes = (u: TestUser, file: FileBytes, dryRun = false) =>
     {
       dryRun,
       policy: { allowPrivate: false, allowCidrs: [] },
-      limits: { timeoutMs: 1000, maxBytes: 1 },
+      limits: { timeoutMs: 1000, maxBytes: 1, totalMs: 1000, totalBytes: 1 },
       progress: () => {},
     },
   );

@@ -141,7 +141,10 @@ describe("a third party's text: the character removed, the rest kept", () => {
         { podcast: 'https://archive.example/feed', episode: `https://archive.example/1.mp3\ud800`, action: 'new' },
       ],
     });
-    const options = { policy: { allowPrivate: true, allowCidrs: [] }, limits: { timeoutMs: 5000, maxBytes: 1 << 20 } };
+    const options = {
+      policy: { allowPrivate: true, allowCidrs: [] },
+      limits: { timeoutMs: 5000, maxBytes: 1 << 20, totalMs: 60_000, totalBytes: 1 << 24 },
+    };
     const summary = await runImport(
       t.db,
       v.id,
@@ -169,7 +172,7 @@ describe("a third party's text: the character removed, the rest kept", () => {
       const from = { source: 'nextcloud' as const, serverUrl: remote.url(''), remoteUser: 'me', password: 'pw' };
       const options = {
         policy: { allowPrivate: true, allowCidrs: [] },
-        limits: { timeoutMs: 5000, maxBytes: 1 << 20 },
+        limits: { timeoutMs: 5000, maxBytes: 1 << 20, totalMs: 60_000, totalBytes: 1 << 24 },
       };
       const summary = await runImport(t.db, v.id, from, { ...options, dryRun: false, progress: () => undefined });
       expect(summary.actions).toMatchObject({ added: 1 });

@@ -1,4 +1,14 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -97,6 +107,35 @@ const content = async (userId: number, name: string) => {
   return { ...archive, subscriptions: archive.subscriptions.map((s) => ({ ...s, subscription_changed: '' })) };
 };
 
+/** A user with a subscription and a play, made to look last active on LONG_AGO. */
+async function plainIdleUser(prefix: string): Promise<TestUser> {
+  const u = await t.user(prefix);
+  const api = as(t, u);
+  await api.post(`/api/2/subscriptions/${u.name}/phone.json`, { add: [`https://${u.name}.example/feed`], remove: [] });
+  await api.post(`/api/2/episodes/${u.name}.json`, [
+    {
+      podcast: `https://${u.name}.example/feed`,
+      episode: `https://${u.name}.example/1.mp3`,
+      action: 'play',
+      position: 7,
+    },
+  ]);
+  await makeIdle(u.id);
+  return u;
+}
+
+/** Every one of the users is archived to DIR/NAME.json, the file is there and theirs, and the restore brings them back. */
+async function expectRestorable(users: TestUser[], dir: string): Promise<void> {
+  for (const u of users) {
+    const file = path.join(dir, `${u.name}.json`);
+    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file });
+    expect(existsSync(file)).toBe(true);
+    const back = await restoreArchived(admin, u.name, restoreOpts);
+    expect(back).toMatchObject({ how: 'revived', file });
+    expect([back.summary.feeds.added, back.summary.actions.added]).toEqual([1, 1]);
+  }
+}
+
 describe('archive and restore', () => {
   test('an idle user: archive written and read back, then the user removed; the restore brings everything back as it was', async () => {
     const u = await busyUser('idle');
@@ -160,7 +199,7 @@ describe('archive and restore', () => {
       {
         dryRun: false,
         policy: { allowPrivate: false, allowCidrs: [] },
-        limits: { timeoutMs: 1000, maxBytes: 1e6 },
+        limits: { timeoutMs: 1000, maxBytes: 1e6, totalMs: 1000, totalBytes: 1e6 },
         ...restoreOpts,
       },
     );
@@ -240,6 +279,117 @@ describe('archive and restore', () => {
     expect((await archiving.idleUsers(t.db, IDLE_SINCE)).map((i) => i.username)).toContain(u.name);
     expect((await as(t, u).get('/v1/subscriptions')).status).toBe(200);
     expect((await archiving.idleUsers(t.db, IDLE_SINCE)).map((i) => i.username)).not.toContain(u.name);
+  });
+
+  test('two archive runs at once on one folder: one archives, the other changes nothing; every archived account restores', async () => {
+    const users = [];
+    for (let i = 0; i < 8; i++) users.push(await plainIdleUser('twice'));
+    const dir = folder();
+    const runs = await Promise.allSettled([0, 1].map(() => archiveIdle(admin, { before: IDLE_SINCE, dir })));
+    for (const r of runs) {
+      if (r.status === 'rejected') expect((r.reason as Error).message).toMatch(/^Another archive run is under way/);
+    }
+    expect(runs.some((r) => r.status === 'fulfilled')).toBe(true);
+    await expectRestorable(users, dir);
+  });
+
+  test('a user another run archived meanwhile stops this run, and their file stays as that run wrote it', async () => {
+    const [first, second] = [await plainIdleUser('meanwhilea'), await plainIdleUser('meanwhileb')];
+    const dir = folder();
+    const secondFile = path.join(dir, `${second.name}.json`);
+    const real = archiving.archiveUser;
+    // As a run beside this one (were it not refused) would: while this run removes the first user, it
+    // writes the second's file and removes the second.
+    const archiveUser = jest.spyOn(archiving, 'archiveUser').mockImplementation(async (ctx, idle, before, file) => {
+      if (idle.username === first.name) {
+        const [other] = (await archiving.idleUsers(t.db, IDLE_SINCE)).filter((i) => i.username === second.name);
+        writeFileSync(secondFile, archiveText(await exportArchive(t.db, second.id, second.name)));
+        expect(await real(ctx, other!, before, secondFile)).toBe(true);
+      }
+      return real(ctx, idle, before, file);
+    });
+    try {
+      await expect(archiveIdle(admin, { before: IDLE_SINCE, dir })).rejects.toThrow(
+        `${second.name} was archived meanwhile by another run: this one stopped there`,
+      );
+    } finally {
+      archiveUser.mockRestore();
+    }
+    await expectRestorable([first, second], dir);
+  });
+
+  test('a user left as they were loses the file this run wrote, but never one an archived account names', async () => {
+    const [left, taken] = [await plainIdleUser('lefta'), await plainIdleUser('leftb')];
+    const dir = folder();
+    const real = archiving.archiveUser;
+    // The first user becomes active before their removal; the second is archived by another run at that
+    // very moment, to the file this run wrote, and so is not removed by this one.
+    const archiveUser = jest.spyOn(archiving, 'archiveUser').mockImplementation(async (ctx, idle, before, file) => {
+      if (idle.username === left.name) {
+        await t.db.query('UPDATE users SET last_change = now() WHERE id = $1', [left.id]);
+      } else if (idle.username === taken.name) {
+        expect(await real(ctx, idle, before, file)).toBe(true);
+      }
+      return real(ctx, idle, before, file);
+    });
+    try {
+      const run = await archiveIdle(admin, { before: IDLE_SINCE, dir });
+      expect(run.outcomes.filter((o) => [left.name, taken.name].includes(o.username)).map((o) => o.removed)).toEqual([
+        false,
+        false,
+      ]);
+    } finally {
+      archiveUser.mockRestore();
+    }
+    expect(existsSync(path.join(dir, `${left.name}.json`))).toBe(false);
+    await expectRestorable([taken], dir);
+  });
+
+  test('a run whose lock goes with its connection (a restart of the database) stops there; the next run completes it', async () => {
+    const [first, second] = [await plainIdleUser('lockgonea'), await plainIdleUser('lockgoneb')];
+    const dir = folder();
+    const real = archiving.archiveUser;
+    // Right after the first removal, the connection that holds the run's lock ends, as in a restart.
+    const archiveUser = jest.spyOn(archiving, 'archiveUser').mockImplementation(async (ctx, idle, before, file) => {
+      const removed = await real(ctx, idle, before, file);
+      if (idle.username === first.name) {
+        await t.db.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_locks
+            WHERE locktype = 'advisory' AND classid = $1 AND objid = 0 AND objsubid = 2`,
+          [0x63736172],
+        );
+      }
+      return removed;
+    });
+    try {
+      await expect(archiveIdle(admin, { before: IDLE_SINCE, dir })).rejects.toThrow(
+        /^The archive run lost its lock on the database \(.+\): it stopped there$/,
+      );
+    } finally {
+      archiveUser.mockRestore();
+    }
+    expect(existsSync(path.join(dir, `${second.name}.json`))).toBe(false);
+    expect(await archiving.archivedAccount(t.db, second.name)).toBeUndefined();
+    await archiveIdle(admin, { before: IDLE_SINCE, dir });
+    await expectRestorable([first, second], dir);
+  });
+
+  test('a restore whose file is gone says so, changes nothing, and the archived account stays', async () => {
+    const u = await plainIdleUser('lost');
+    const dir = folder();
+    await archiveIdle(admin, { before: IDLE_SINCE, dir });
+    const file = path.join(dir, `${u.name}.json`);
+    const moved = path.join(folder(), 'moved.json');
+    renameSync(file, moved);
+    const failed = restoreArchived(admin, u.name, restoreOpts);
+    await expect(failed).rejects.toThrow(InvalidInput);
+    await expect(failed).rejects.toThrow(
+      `Cannot restore ${u.name}: there is no file ${file}. Nothing was changed, and ${u.name} stays archived; ` +
+        `if the file was moved, name it: castsync users restore ${u.name} --file FILE`,
+    );
+    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file });
+    expect((await t.db.query('SELECT 1 FROM users WHERE username = $1', [u.name])).rowCount).toBe(0);
+    expect(await restoreArchived(admin, u.name, { ...restoreOpts, file: moved })).toMatchObject({ how: 'revived' });
   });
 
   test('a dry run lists the idle users and changes nothing; a date to come is refused', async () => {

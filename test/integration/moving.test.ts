@@ -4,8 +4,16 @@ import pino from 'pino';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
 import { signedInAgent } from '../helpers/web';
-import { runImportJob } from '../../src/transfer/jobs';
-import { exportArchive, ImportFailed, runImport, type ImportSource, type Summary } from '../../src/transfer/service';
+import { runImportJob, startImport } from '../../src/transfer/jobs';
+import {
+  archiveText,
+  exportArchive,
+  ImportFailed,
+  runImport,
+  type ImportSource,
+  type Summary,
+} from '../../src/transfer/service';
+import type { RemoteLimits } from '../../src/transfer/remote';
 import { ARCHIVE_LIMITS } from '../helpers/gpodder-archive';
 
 // Importing from another sync server (a second castsync started here, speaking both dialects for real,
@@ -30,7 +38,7 @@ afterAll(async () => {
 
 const OPTIONS = {
   policy: { allowPrivate: true, allowCidrs: [] },
-  limits: { timeoutMs: 5000, maxBytes: 1024 * 1024 },
+  limits: { timeoutMs: 5000, maxBytes: 1024 * 1024, totalMs: 60_000, totalBytes: 16 * 1024 * 1024 },
   progress: () => undefined,
 };
 const importInto = (user: TestUser, from: ImportSource, dryRun = false): Promise<Summary> =>
@@ -500,13 +508,64 @@ describe('hostile or broken servers: a clear error, nothing imported', () => {
         local.db,
         u.id,
         { source: 'nextcloud', serverUrl: bad.url(''), remoteUser: 'a', password: 'b' },
-        { ...OPTIONS, limits: { timeoutMs: 1000, maxBytes: 1024 * 1024 }, dryRun: false },
+        { ...OPTIONS, limits: { ...OPTIONS.limits, timeoutMs: 1000 }, dryRun: false },
       ).catch((e: unknown) => e);
       expect(failed).toBeInstanceOf(ImportFailed);
       expect((failed as Error).message).toMatch(message);
       expect(await count(local, 'subscriptions', u.id)).toBe(0);
     } finally {
       await bad.close();
+    }
+  });
+
+  /** A gpodder v2 server with a thousand devices; `lists` answers each device's subscriptions. */
+  const thousandDevices = (lists: http.RequestListener) =>
+    feedServer({
+      '/api/2/auth/*': (_q, s) => void s.writeHead(200).end(),
+      '/api/2/devices/*': (_q, s) =>
+        void s
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ id: `d${i}` })))),
+      '/api/2/subscriptions/*': lists,
+    });
+  const answer = (s: http.ServerResponse, body: unknown) =>
+    void s.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  /** The reason an import from `url` into a new user failed with, under these limits. */
+  async function failure(url: string, limits: Partial<RemoteLimits>, prefix: string): Promise<string> {
+    const u = await local.user(prefix);
+    const from = { source: 'gpodder' as const, serverUrl: url, remoteUser: 'a', password: 'b' };
+    const options = { ...OPTIONS, limits: { ...OPTIONS.limits, ...limits }, dryRun: false };
+    const failed = await runImport(local.db, u.id, from, options).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(ImportFailed);
+    expect([await count(local, 'devices', u.id), await count(local, 'subscriptions', u.id)]).toEqual([0, 0]);
+    return (failed as Error).message;
+  }
+
+  test('a server that answers each request in time, but slowly and for ever, is stopped at the deadline of the whole import', async () => {
+    const slow = await thousandDevices((_q, s) => void setTimeout(() => answer(s, { add: [] }), 100).unref());
+    try {
+      expect(await failure(slow.url(''), { timeoutMs: 5000, totalMs: 1000 }, 'forever')).toBe(
+        `${slow.url('')} did not give everything within 1 s, the longest an import may read another server ` +
+          '(IMPORT_TOTAL_TIMEOUT): nothing was imported. Try again later, or ask the administrator',
+      );
+      expect(slow.requests.length).toBeLessThan(1000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('a server that sends more in all than an import may read is stopped there, each answer under its own cap', async () => {
+    const feed = (n: string) => `https://many.example/${n}/${'x'.repeat(300_000)}`;
+    const big = await thousandDevices((q, s) => answer(s, { add: [feed(q.url!)] }));
+    try {
+      expect(await failure(big.url(''), { maxBytes: 1024 * 1024, totalBytes: 1024 * 1024 }, 'endless')).toBe(
+        `${big.url('')} sent more than 1 MiB, the most an import may read from another server ` +
+          '(IMPORT_TOTAL_MAX_BYTES): nothing was imported. Ask the administrator',
+      );
+      // Three lists of 300 kB fit, the fourth does not: nothing more was asked for.
+      expect(big.requests.filter((r) => r.path.startsWith('/api/2/subscriptions/'))).toHaveLength(4);
+    } finally {
+      await big.close();
     }
   });
 
@@ -700,7 +759,7 @@ describe('the archive', () => {
 describe('the web page: download my data, and imports as jobs', () => {
   const JOB = {
     logger: pino({ level: 'silent' }),
-    limits: { timeoutMs: 5000, maxBytes: 1024 * 1024 },
+    limits: { timeoutMs: 5000, maxBytes: 1024 * 1024, totalMs: 60_000, totalBytes: 16 * 1024 * 1024 },
     archive: ARCHIVE_LIMITS,
   };
   const jobs = async (): Promise<number[]> =>
@@ -711,8 +770,8 @@ describe('the web page: download my data, and imports as jobs', () => {
       )
     ).rows.map((r: { id: number }) => r.id);
   /** Runs the queued import jobs as the worker would (one attempt each), and takes them off the queue. */
-  async function runJobs(policy = { allowPrivate: true, allowCidrs: [] }) {
-    for (const id of await jobs()) await runImportJob({ ...JOB, db: local.db, policy }, id);
+  async function runJobs(policy = { allowPrivate: true, allowCidrs: [] }, limits = JOB.limits) {
+    for (const id of await jobs()) await runImportJob({ ...JOB, db: local.db, policy, limits }, id);
     await local.db.query(`DELETE FROM graphile_worker._private_jobs`);
   }
 
@@ -782,6 +841,69 @@ describe('the web page: download my data, and imports as jobs', () => {
     expect((await local.db.query('SELECT secret FROM imports WHERE user_id = $1', [u.id])).rows).toEqual([
       { secret: null },
     ]);
+  });
+
+  test('an import that outlasts the deadline of the whole import fails, and the page says why', async () => {
+    const slow = await feedServer({
+      '*': (_q, s) => void setTimeout(() => s.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 100),
+    });
+    try {
+      const u = await local.user('webslow');
+      const { agent, csrf } = await signedInAgent(local.app, u.name, u.password);
+      const form = { _csrf: csrf, source: 'gpodder', server_url: slow.url(''), remote_user: 'a', password: 'b' };
+      await agent
+        .post('/web/import')
+        .type('form')
+        .send({ ...form, action: 'import' })
+        .expect(303);
+      await runJobs(undefined, { ...JOB.limits, totalMs: 150 });
+      expect((await agent.get('/web/moving')).text).toContain(
+        `Failed: ${slow.url('')} did not give everything within 0.15 s, the longest an import may read another ` +
+          'server (IMPORT_TOTAL_TIMEOUT): nothing was imported. Try again later, or ask the administrator',
+      );
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('one import at a time: a second one, from a server or an archive, is refused while the first is queued or running', async () => {
+    const r = await remoteUserWithHistory();
+    const u = await local.user('onceonly');
+    const { agent, csrf } = await signedInAgent(local.app, u.name, u.password);
+    const form = { _csrf: csrf, source: 'gpodder', server_url: remoteUrl, remote_user: r.name, password: r.password };
+    const fromServer = (action: string) =>
+      agent
+        .post('/web/import')
+        .type('form')
+        .send({ ...form, action });
+    const document = archiveText(await exportArchive(local.db, u.id, u.name));
+    const fromArchive = () =>
+      agent
+        .post('/web/import/archive')
+        .field('_csrf', csrf)
+        .field('action', 'import')
+        .attach('archive', Buffer.from(document), 'archive.json');
+    const refusal =
+      'Another import into this account is queued or running: one at a time, so start this one when it is done.';
+    expect((await fromServer('preview')).status).toBe(303);
+    expect((await agent.get('/web/moving')).text).toMatch(
+      /One import\s+at a time: the next one can start when this one is done\./,
+    );
+    for (const state of ['queued', 'running']) {
+      await local.db.query('UPDATE imports SET state = $2 WHERE user_id = $1', [u.id, state]);
+      for (const second of [await fromServer('import'), await fromArchive()]) {
+        expect(second.status).toBe(400);
+        expect(second.text).toContain(refusal);
+      }
+    }
+    expect(await count(local, 'imports', u.id)).toBe(1);
+    // Once it ended, the next one is taken; and another user's import was never in the way.
+    await runJobs();
+    expect((await fromServer('import')).status).toBe(303);
+    const other = await local.user('onceother');
+    expect(await startImport(local.db, other.id, { source: 'archive', upload: [Buffer.from(document)] }, true)).toEqual(expect.any(Number));
+    await runJobs();
+    expect(await count(local, 'imports', u.id)).toBe(2);
   });
 
   test('a bad form is shown again with the reason, and nothing is queued', async () => {

@@ -169,7 +169,7 @@ const archived = (...writes: Write[]): Write => ({
       { source: 'archive', document },
       {
         policy: { allowPrivate: true, allowCidrs: [] },
-        limits: { timeoutMs: 5000, maxBytes: 1 << 20 },
+        limits: { timeoutMs: 5000, maxBytes: 1 << 20, totalMs: 60_000, totalBytes: 1 << 24 },
         dryRun: false,
         progress: () => undefined,
       },

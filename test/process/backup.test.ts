@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -23,6 +23,8 @@ test('a backup of one embedded database restores into another, and then refuses 
   expect(line(written, /^Backup written/)).toMatch(
     /^Backup written to .*castsync\.backup: \d+ tables, 1 rows, schema \d+_/,
   );
+  // It holds password hashes: its owner's only, whatever the umask lets a new file be.
+  expect(statSync(file).mode & 0o777).toBe(0o600);
 
   const restored = cli(['restore', file], to);
   expect(restored.status).toBe(0);

@@ -1,8 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { archivedAccount } from '../../src/auth/archiving';
+import { loadConfig } from '../../src/config';
+import { DEFAULT_KEEP } from '../../src/transfer/archive';
+import { ARCHIVE_IDLE_TASK, idleTasks } from '../../src/transfer/idle';
+import { restoreArchived } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
-import { cliAsync } from '../helpers/process';
+import { capturedLogger } from '../helpers/logs';
+import { cliAsync, cliWatched } from '../helpers/process';
 
 // castsync users archive and users restore as an administrator runs them: what they print, the exit status,
 // and the archive file as `import archive` takes it.
@@ -18,8 +24,8 @@ afterAll(() => t.close());
 const LONG_AGO = new Date('2023-01-01T00:00:00Z');
 
 /** A user with a subscription and a play, made to look last active on LONG_AGO. */
-async function idleUser(): Promise<TestUser> {
-  const u = await t.user('cliidle');
+async function idleUser(prefix = 'cliidle'): Promise<TestUser> {
+  const u = await t.user(prefix);
   const api = as(t, u);
   await api.post(`/api/2/subscriptions/${u.name}/phone.json`, { add: ['https://cli.example/feed'], remove: [] });
   await api.post(`/api/2/episodes/${u.name}.json`, [
@@ -104,4 +110,80 @@ test('archive: a dry run, a folder that cannot take the file (exit 1, nothing re
   expect(imported).toMatchObject({ status: 0, stderr: '' });
   expect(imported.stdout).toContain('  feeds: 1 new of 1');
   expect(imported.stdout).toContain('  actions: 1 new of 1');
+});
+
+/** Idle users enough that an archive run is still under way when a second one starts. */
+async function manyIdle(prefix: string, n = 40): Promise<TestUser[]> {
+  const users: TestUser[] = [];
+  for (let i = 0; i < n; i++) users.push(await idleUser(prefix));
+  return users;
+}
+
+/** Every user is archived, to DIR/NAME.json, the file is there, and the restore brings them back. */
+async function expectRestorable(users: TestUser[], dir: string): Promise<void> {
+  const admin = { db: t.db, authCache: t.authCache };
+  const missing = users.filter((u) => !existsSync(path.join(dir, `${u.name}.json`))).map((u) => u.name);
+  expect(missing).toEqual([]);
+  for (const u of users) {
+    const file = path.join(dir, `${u.name}.json`);
+    expect(await archivedAccount(t.db, u.name)).toMatchObject({ file });
+    const back = await restoreArchived(admin, u.name, { keep: DEFAULT_KEEP, progress: () => undefined });
+    expect([back.how, back.summary.feeds.added, back.summary.actions.added]).toEqual(['revived', 1, 1]);
+  }
+}
+
+const UNDER_WAY =
+  'castsync: Another archive run is under way (users archive, or the nightly job): this one changed nothing. ' +
+  'Run it again when that one is done\n';
+
+test('two archive commands at once on one folder: the second is refused (or finds nothing left); every archived account restores', async () => {
+  const users = await manyIdle('twocli');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-twice-'));
+  const archive = ['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir];
+  const first = cliWatched(archive, env);
+  await first.printed(/^Archived /m);
+  const second = await cliAsync(archive, env);
+  expect(await first.done).toMatchObject({ status: 0, stderr: '' });
+  // Refused while the first runs; were the first done already, it would find no one idle.
+  if (second.status === 1) expect(second).toEqual({ status: 1, stdout: '', stderr: UNDER_WAY });
+  else expect(second).toMatchObject({ status: 0, stderr: '', stdout: expect.stringMatching(/^0 of 0 accounts/m) });
+  await expectRestorable(users, dir);
+});
+
+test('the archive command while the nightly job runs: the job leaves the accounts to it; every archived account restores', async () => {
+  const users = await manyIdle('clijob');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-job-'));
+  const config = loadConfig(
+    { DATABASE_URL: t.url, ARCHIVE_IDLE_AFTER_DAYS: '365', ARCHIVE_DIR: dir },
+    { dotenvFile: false },
+  );
+  const { logger, lines } = capturedLogger();
+  const job = idleTasks({ db: t.db, logger, config }).tasks[ARCHIVE_IDLE_TASK]!;
+  const command = cliWatched(['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir], env);
+  await command.printed(/^Archived /m);
+  await job({}, undefined as never);
+  expect(await command.done).toMatchObject({ status: 0, stderr: '' });
+  expect(lines.filter((l) => l.msg === 'idle account archived')).toEqual([]);
+  expect(lines.map((l) => l.msg)).toEqual([
+    expect.stringMatching(/^(idle accounts left to the archive run under way|idle accounts archived)$/),
+  ]);
+  await expectRestorable(users, dir);
+});
+
+test('a restore whose archive file is gone says so, with no stack trace, and the account stays archived', async () => {
+  const u = await idleUser('clilost');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-lost-'));
+  expect((await cliAsync(['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir], env)).status).toBe(0);
+  const file = path.join(dir, `${u.name}.json`);
+  const moved = path.join(dir, 'elsewhere.json');
+  renameSync(file, moved);
+  expect(await cliAsync(['users', 'restore', u.name], env)).toEqual({
+    status: 1,
+    stdout: '',
+    stderr:
+      `castsync: Cannot restore ${u.name}: there is no file ${file}. Nothing was changed, and ${u.name} stays ` +
+      `archived; if the file was moved, name it: castsync users restore ${u.name} --file FILE\n`,
+  });
+  expect((await cliAsync(['users', 'archived'], env)).stdout).toContain(`${u.name}\tarchived `);
+  expect(await cliAsync(['users', 'restore', u.name, '--file', moved], env)).toMatchObject({ status: 0, stderr: '' });
 });

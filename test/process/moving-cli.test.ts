@@ -4,7 +4,9 @@ import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { feedServer } from '../helpers/feed-server';
 import { cliAsync } from '../helpers/process';
+import { signedInAgent } from '../helpers/web';
 
 // The import and export commands as scripts run them: exit status, summary, no stack trace.
 
@@ -179,4 +181,49 @@ test('export --output writes the archive for its owner only; import archive rest
     status: 1,
     stderr: `castsync: Cannot read ${path.join(dir, 'none.json')}: ENOENT\n`,
   });
+});
+
+test('one import at a time: the command is refused while the web page has one queued, and the web page while the command runs', async () => {
+  const r = await remoteUser();
+  const u = await local.user('cliturn');
+  const { agent, csrf } = await signedInAgent(local.app, u.name, u.password);
+  const form = { _csrf: csrf, source: 'gpodder', server_url: remoteUrl, remote_user: r.name, password: r.password };
+  const fromPage = () =>
+    agent
+      .post('/web/import')
+      .type('form')
+      .send({ ...form, action: 'import' });
+  const refusal =
+    'Another import into this account is queued or running: one at a time, so start this one when it is done.';
+  const command = (url: string) =>
+    cliAsync(['import', 'gpodder', url, u.name, '--remote-user', r.name, '--password-stdin'], env, r.password);
+
+  expect((await fromPage()).status).toBe(303);
+  expect(await command(remoteUrl)).toEqual({ status: 1, stdout: '', stderr: `castsync: ${refusal}\n` });
+  await local.db.query(`UPDATE imports SET state = 'failed', secret = NULL WHERE user_id = $1`, [u.id]);
+
+  // The command's import, held at its first request: the web page refuses another meanwhile.
+  let reached!: () => void;
+  const waiting = new Promise<void>((resolve) => (reached = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held = await feedServer({
+    '*': (_q, s) => {
+      reached();
+      void released.then(() => s.writeHead(503).end());
+    },
+  });
+  try {
+    const running = command(held.url(''));
+    await waiting;
+    const refused = await fromPage();
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain(refusal);
+    release();
+    expect(await running).toMatchObject({ status: 1, stderr: expect.stringContaining('answered HTTP 503') });
+  } finally {
+    release();
+    await held.close();
+  }
+  expect((await fromPage()).status).toBe(303);
 });
