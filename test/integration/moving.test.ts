@@ -901,7 +901,9 @@ describe('the web page: download my data, and imports as jobs', () => {
     await runJobs();
     expect((await fromServer('import')).status).toBe(303);
     const other = await local.user('onceother');
-    expect(await startImport(local.db, other.id, { source: 'archive', upload: [Buffer.from(document)] }, true)).toEqual(expect.any(Number));
+    expect(await startImport(local.db, other.id, { source: 'archive', upload: [Buffer.from(document)] }, true)).toEqual(
+      expect.any(Number),
+    );
     await runJobs();
     expect(await count(local, 'imports', u.id)).toBe(2);
   });
