@@ -186,7 +186,9 @@ async function keptOf(db: Db, userId: number): Promise<Pick<Archive, 'favourites
   };
 }
 
-const notJson = () => new ImportFailed('This is not a castsync archive: it is not JSON');
+/** The archive's refusal of text that is not JSON, with the reader's reason when it has one. */
+const notJson = (why?: string) =>
+  new ImportFailed(`This is not a castsync archive: it is not JSON${why === undefined ? '' : ` (${why})`}`);
 
 /** Refuses a file whose first bytes cannot begin an archive (a JSON object): a cheap look, no more. */
 export function checkArchiveStart(head: Uint8Array): void {
@@ -249,7 +251,7 @@ async function* readArchiveJson(file: FileBytes, options: JsonReaderOptions, onV
   try {
     return yield* readJson(file(), options, onValue, ready, episodes.MAX_ACTIONS);
   } catch (err) {
-    throw err instanceof NotJson ? notJson() : err;
+    throw err instanceof NotJson ? notJson(err.message.replace(/^.* is not JSON: /, '')) : err;
   }
 }
 
