@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import type { Summary } from './import';
 import type { RemoteLimits } from './remote';
 import * as repo from './repo';
-import { runImport, type ImportSource, type KeepLimits, type Snapshot } from './service';
+import { runImport, type ImportSource, type KeepLimits, type Snapshot } from './run-import';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
 // will), so a long import neither holds a request open nor dies with the process. A job cut off by a crash
