@@ -7,7 +7,7 @@ import type { ApiContext } from './api-context';
 import { AuthCache } from './auth/cache';
 import type { Config } from './config';
 import type { Db } from './db/pool';
-import * as deletions from './deletions/service';
+import * as deletions from './deletions/requests';
 import * as feeds from './feeds/catalog';
 import { feedRegistry } from './feeds/metrics';
 import { directoryRegistry } from './directory/metrics';

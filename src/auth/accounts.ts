@@ -4,7 +4,7 @@ import * as repo from './repo';
 import * as accounts from './accounts-repo';
 import { refuseArchived } from './idle';
 import { hashPassword, hashToken, newToken, verifyPassword } from './secrets';
-import { checkNewCredentials, closeSession, credentialsChanged, openSession, type AuthContext } from './service';
+import { checkNewCredentials, closeSession, credentialsChanged, openSession, type AuthContext } from './credentials';
 
 // What the web page does with accounts: browser sessions, one's own password and app passwords, and the
 // administration of users by an administrator.

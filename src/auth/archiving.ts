@@ -2,7 +2,7 @@ import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import * as repo from './idle-repo';
 import { findUserByName, insertUser } from './repo';
-import { checkUsername, credentialsChanged, type AuthContext } from './service';
+import { checkUsername, credentialsChanged, type AuthContext } from './credentials';
 
 // The administration of idle accounts (docs/idle-accounts.md): who is idle, and the archived account that
 // stays when an idle user is removed, until the restore brings the user back.

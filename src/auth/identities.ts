@@ -3,7 +3,7 @@ import { SignInRefused } from '../errors';
 import { refuseArchivedName } from './idle';
 import * as repo from './identities-repo';
 import { findUserByName } from './repo';
-import { USERNAME } from './service';
+import { USERNAME } from './credentials';
 
 // Single sign-on: the user a person is, when an OpenID provider or a trusted proxy vouches for them
 // (docs/sso.md). The web page's two ways in call this; the apps never do (they use app passwords).

@@ -3,7 +3,7 @@ import * as archiving from '../auth/archiving';
 import { loadConfig } from '../config';
 import { InvalidInput } from '../errors';
 import { parseTimestamp } from '../timestamps';
-import * as transfer from '../transfer/service';
+import * as transfer from '../transfer/run-import';
 import { withDatabase } from './database';
 import { terminalProgress } from './terminal';
 import { printSummary } from './transfer';

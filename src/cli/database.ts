@@ -1,6 +1,6 @@
 import { archivedAccount } from '../auth/archiving';
 import { AuthCache } from '../auth/cache';
-import * as auth from '../auth/service';
+import * as auth from '../auth/credentials';
 import { loadConfig } from '../config';
 import { whenDatabaseUp } from '../db/connect';
 import { openDatabase } from '../db/database';

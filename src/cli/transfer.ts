@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
-import * as transfer from '../transfer/service';
-import type { Summary } from '../transfer/service';
+import { InvalidInput } from '../errors';
+import * as transfer from '../transfer/run-import';
+import type { Summary } from '../transfer/run-import';
 import { userIdOf, withDatabase } from './database';
 import { readPassword, terminalProgress } from './terminal';
 import { writeFileDurably } from '../files';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import * as accounts from '../auth/accounts';
-import * as auth from '../auth/service';
-import * as deletions from '../deletions/service';
+import * as auth from '../auth/credentials';
+import * as deletions from '../deletions/requests';
 import { InvalidInput } from '../errors';
 import { userIdOf, withDatabase } from './database';
 import { askLine, readPassword } from './terminal';

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/pool';
 import { storable, UNSTORABLE_REASON } from '../text';
 import { parseTimestamp } from '../timestamps';
 import type { RefusedItem } from '../errors';
-import { ACTIONS, record, type EpisodeAction } from './service';
+import { ACTIONS, record, type EpisodeAction } from './actions';
 
 // The gpodder.net episode-action format: what apps upload and download over gpodder.net v2 and the
 // Nextcloud dialect, and what other sync servers (gpodder.net, Nextcloud, opodsync) give when their history

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool';
-import * as episodes from './service';
+import * as episodes from './actions';
 import { InvalidInput, NotFound } from '../errors';
 import { urlHashOf } from '../subscriptions/urls';
 import * as player from './player-repo';

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/pool';
 import { Deleted, isRefusal, NotFound, Refusal } from '../errors';
-import * as episodes from './service';
+import * as episodes from './actions';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import { readStates, type EpisodeState, type Stamped } from './state';

@@ -1,8 +1,8 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as auth from '../auth/service';
+import * as auth from '../auth/credentials';
 import * as reports from '../devices/reports';
-import * as devices from '../devices/service';
+import * as devices from '../devices/registry';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import * as favourites from '../episodes/favourites';

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { ApiContext } from '../api-context';
-import * as directory from '../directory/service';
+import * as directory from '../directory/search';
 import { MAX_TOPLIST, toplist, type Popular } from '../directory/toplist';
 import { HttpError } from '../http/errors';
 import { route } from '../http/method';

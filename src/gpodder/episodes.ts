@@ -1,9 +1,9 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import * as reports from '../devices/reports';
-import { DEVICE_ID } from '../devices/service';
+import { DEVICE_ID } from '../devices/registry';
 import { recordInterchange } from '../episodes/interchange';
-import * as episodes from '../episodes/service';
+import * as episodes from '../episodes/actions';
 import { currentUser } from '../http/credentials';
 import { BadRequest } from './errors';
 import { route } from '../http/method';

@@ -1,11 +1,11 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import type { Db } from '../db/pool';
-import * as devices from '../devices/service';
+import * as devices from '../devices/registry';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { parseOpml } from '../opml/opml';
-import { opmlOf } from '../opml/service';
+import { opmlOf } from '../opml/import-export';
 import * as subscriptions from '../subscriptions/service';
 import { addAll, MAX_URLS } from './feeds';
 import { BadRequest, NotFound } from './errors';

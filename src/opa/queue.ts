@@ -5,7 +5,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import * as queue from '../queue/service';
+import * as queue from '../queue/up-next';
 import { podcastGuid } from '../subscriptions/urls';
 import { iso } from '../timestamps';
 import { authErrors, secured } from './auth';

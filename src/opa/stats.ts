@@ -5,7 +5,7 @@ import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { isDate } from '../stats/days';
-import * as stats from '../stats/service';
+import * as stats from '../stats/summary';
 import { authErrors, secured } from './auth';
 import { BadRequest } from './errors';
 import { parseQuery } from './validate';

@@ -1,5 +1,5 @@
 import { datesFrom, monthOf, weekOf, yearOf } from './days';
-import type { DayFigure } from './service';
+import type { DayFigure } from './summary';
 
 export type Period = 'day' | 'week' | 'month' | 'year';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../db/pool';
-import * as devices from '../devices/service';
-import * as episodes from '../episodes/service';
+import * as devices from '../devices/registry';
+import * as episodes from '../episodes/actions';
 import * as favourites from '../episodes/favourites';
 import * as records from '../episodes/records';
-import * as queue from '../queue/service';
+import * as queue from '../queue/up-next';
 import * as subscriptions from '../subscriptions/service';
 import { importSnapshot, type Brought, type Summary } from './import';
 import { parseCleanJson } from '../text';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as accounts from '../auth/archiving';
 import { AuthCache } from '../auth/cache';
-import type { AuthContext } from '../auth/service';
+import type { AuthContext } from '../auth/credentials';
 import type { Config } from '../config';
 import type { Db } from '../db/pool';
 import { InvalidInput } from '../errors';

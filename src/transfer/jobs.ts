@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import type { Summary } from './import';
 import { remoteLimits, type RemoteLimits } from './remote';
 import * as repo from './repo';
-import { gpodderArchiveLimits, runImport, type ArchiveLimits, type ImportSource, type KeepLimits } from './service';
+import { gpodderArchiveLimits, runImport, type ArchiveLimits, type ImportSource, type KeepLimits } from './run-import';
 import { claimTurn } from './turns';
 import { storeUpload, uploadBytes } from './uploads';
 

@@ -6,7 +6,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { sendStreamed } from '../http/stream';
 import { listImports, startImport, type ImportView } from '../transfer/jobs';
-import * as transfer from '../transfer/service';
+import * as transfer from '../transfer/run-import';
 import { again, PageError } from './errors';
 import { when } from './format';
 import { formField } from './session';

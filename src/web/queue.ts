@@ -7,7 +7,7 @@ import * as favourites from '../episodes/favourites';
 import * as records from '../episodes/records';
 import { syncIdOf } from '../episodes/records';
 import * as listening from '../episodes/listening';
-import * as queue from '../queue/service';
+import * as queue from '../queue/up-next';
 import { PageError } from './errors';
 import { duration, when } from './format';
 import { formField } from './session';

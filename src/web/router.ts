@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as accounts from '../auth/accounts';
-import * as auth from '../auth/service';
+import * as auth from '../auth/credentials';
 import { clientKey, type AuthLimits } from '../http/limits';
 import { route } from '../http/method';
 import { accountRoutes } from './account';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { ApiContext } from '../api-context';
 import { preview } from '../directory/preview';
-import * as directory from '../directory/service';
+import * as directory from '../directory/search';
 import { fetcherSettings } from '../feeds/fetcher';
 import { route } from '../http/method';
 import { duration } from './format';

@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as accounts from '../auth/accounts';
-import * as auth from '../auth/service';
+import * as auth from '../auth/credentials';
 import { PageError } from './errors';
 
 // The web page's sign-in: a browser session in a cookie of its own (never the gpodder API's sessionid),

@@ -4,7 +4,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { addDays, isDate, weekOf } from '../stats/days';
 import { totalsBy, type Period } from '../stats/periods';
-import * as stats from '../stats/service';
+import * as stats from '../stats/summary';
 import { longestStreak, currentStreak } from '../stats/streaks';
 import { barChart } from './charts';
 import { PageError } from './errors';

@@ -1,6 +1,6 @@
 import { streamInTransaction, withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, missingUser, type RefusedItem } from '../errors';
-import { DEVICE_ID } from '../devices/service';
+import { DEVICE_ID } from '../devices/registry';
 import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, urlHash } from '../subscriptions/urls';
 import * as repo from './repo';
