@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../db/pool';
-import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import { checkFeedUrl, urlHash } from '../subscriptions/service';
 import * as repo from './favourite-repo';
 
 // Favourites: per user and episode (named as /v1/episodes names it), set or cleared at a time the app

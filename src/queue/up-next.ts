@@ -1,9 +1,8 @@
 import { takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, NotFound } from '../errors';
-import * as records from '../episodes/records';
-import { PLAYED_SHARE } from '../episodes/listening';
-import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import { PLAYED_SHARE, resolveEpisodes, type EpisodeIdentity, type ResolvedEpisode } from '../episodes/service';
+import { checkFeedUrl, urlHash } from '../subscriptions/service';
 import * as repo from './repo';
 
 // Up next: one ordered list of episodes per user, kept for every device (docs/queue.md). Every change runs
@@ -81,7 +80,7 @@ export async function read(db: Db, userId: number): Promise<Queue> {
 }
 
 /** The row an episode is kept as. */
-function writeOf(e: records.ResolvedEpisode): repo.ItemWrite {
+function writeOf(e: ResolvedEpisode): repo.ItemWrite {
   const podcast = checkFeedUrl(e.podcastUrl);
   return {
     episodeHash: e.syncId,
@@ -102,11 +101,11 @@ const positionOf = (place: Place, length: number) =>
 export async function add(
   db: Db,
   userId: number,
-  episode: records.EpisodeIdentity,
+  episode: EpisodeIdentity,
   place: Place,
   limits: Limits,
 ): Promise<{ queue: Queue; id: string }> {
-  const [e] = await records.resolveEpisodes(db, userId, [episode]);
+  const [e] = await resolveEpisodes(db, userId, [episode]);
   if (e === undefined || typeof e === 'string') throw new InvalidInput(e ?? 'no episode');
   let id = '';
   const queue = await changing(db, userId, async (tx, stamp) => {
@@ -159,11 +158,11 @@ export async function replace(
   db: Db,
   userId: number,
   expected: number,
-  episodes: records.EpisodeIdentity[],
+  episodes: EpisodeIdentity[],
   limits: Limits,
 ): Promise<Stale | { stale: false; queue: Queue; failures: { index: number; reason: string }[] }> {
   if (episodes.length > limits.maxItems) throw new InvalidInput(`Up next holds at most ${limits.maxItems} episodes`);
-  const named = await records.resolveEpisodes(db, userId, episodes);
+  const named = await resolveEpisodes(db, userId, episodes);
   const failures: { index: number; reason: string }[] = [];
   const seen = new Set<string>();
   const rows: repo.ItemWrite[] = [];
@@ -187,9 +186,9 @@ export async function replace(
 }
 
 /** Adds the episodes the list does not have at its end, in order, as far as it has room (a restore). */
-export async function append(db: Db, userId: number, episodes: records.EpisodeIdentity[], limits: Limits) {
+export async function append(db: Db, userId: number, episodes: EpisodeIdentity[], limits: Limits) {
   if (episodes.length === 0) return;
-  const named = await records.resolveEpisodes(db, userId, episodes);
+  const named = await resolveEpisodes(db, userId, episodes);
   await changing(db, userId, async (tx, stamp) => {
     let length = await repo.count(tx, userId);
     let added = false;

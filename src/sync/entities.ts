@@ -1,4 +1,4 @@
-import { isPlayed } from '../episodes/listening';
+import { isPlayed } from '../episodes/service';
 import type { EpisodeStateRow } from './episode-repo';
 import type { EntityRow } from './repo';
 import type { SyncEpisode, SyncSubscription } from './types';

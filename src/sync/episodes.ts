@@ -1,7 +1,6 @@
 import type { Queryable } from '../db/pool';
-import * as favourites from '../episodes/favourites';
-import * as records from '../episodes/records';
-import { urlHash } from '../subscriptions/urls';
+import * as episodes from '../episodes/service';
+import { urlHash } from '../subscriptions/service';
 import * as episodeRepo from './episode-repo';
 import type { Decision, EpisodeAction } from './types';
 
@@ -19,7 +18,7 @@ const COMPARED: Record<Exclude<EpisodeAction['action'], 'favourite'>, string[]> 
 };
 
 /** The episode record write that says what the action says. */
-function writeOf(a: EpisodeAction): records.RecordWrite {
+function writeOf(a: EpisodeAction): episodes.RecordWrite {
   const named = a.episode;
   const at = a.occurredAt;
   switch (a.action) {
@@ -37,12 +36,12 @@ function writeOf(a: EpisodeAction): records.RecordWrite {
 
 /** A favourite set or cleared: stored when it is later than the episode's stored favourite (docs/opa-sync.md). */
 async function favourite(c: Context, a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
-  const [e] = await records.resolveEpisodes(c.tx, c.userId, [a.episode]);
+  const [e] = await episodes.resolveEpisodes(c.tx, c.userId, [a.episode]);
   if (e === undefined || typeof e === 'string') return { status: 'rejected', reason: e ?? 'no episode' };
-  const stored = await favourites.favouriteTime(c.tx, c.userId, e.syncId);
+  const stored = await episodes.favouriteTime(c.tx, c.userId, e.syncId);
   if (stored && stored >= a.occurredAt) return naming('ignored', e.syncId);
   const change = { episode: e, value: a.favourite, at: a.occurredAt, index: 0 };
-  const [refused] = await favourites.change(c.tx, c.userId, [change], c.maxFavourites);
+  const [refused] = await episodes.changeFavourites(c.tx, c.userId, [change], c.maxFavourites);
   if (refused) return { status: 'rejected', reason: refused.reason };
   await episodeRepo.noteEpisode(c.tx, c.userId, e.syncId, c.clientId ?? null);
   return naming('applied', e.syncId);
@@ -63,7 +62,7 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   if (known && (a.action === 'create' || latest.some((t) => t.at >= a.occurredAt))) {
     return naming('ignored', known.sync_id);
   }
-  const [saved] = await records.save(c.tx, c.userId, [writeOf(a)], c);
+  const [saved] = await episodes.save(c.tx, c.userId, [writeOf(a)], c);
   if (!saved) throw new Error('an episode record was not saved');
   if (!saved.ok) return { status: 'rejected', reason: saved.message };
   await episodeRepo.noteEpisode(c.tx, c.userId, saved.syncId, c.clientId ?? null);

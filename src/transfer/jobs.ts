@@ -3,14 +3,16 @@ import type { Config } from '../config';
 import { isDatabaseUnavailable } from '../db/errors';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
-import type { AddressPolicy } from '../feeds/address-policy';
+import type { AddressPolicy } from '../feeds/service';
 import { addJob } from '../jobs/queue';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { Summary } from './import';
 import type { RemoteLimits } from './remote';
 import * as repo from './repo';
-import { runImport, type ImportSource, type KeepLimits, type Snapshot } from './run-import';
+import type { KeepLimits } from './archive';
+import { runImport, type ImportSource } from './run-import';
+import type { Snapshot } from './sources';
 
 // Imports started on the web page run as jobs: the request only writes what to import (and the job that
 // will), so a long import neither holds a request open nor dies with the process. A job cut off by a crash

@@ -1,8 +1,7 @@
 import type http from 'node:http';
-import type { AddressPolicy } from '../feeds/address-policy';
+import { type AddressPolicy, checkTarget, failure, FetchFailed, readBody, send } from '../feeds/service';
 import { InvalidInput } from '../errors';
 import { parseCleanJson } from '../text';
-import { checkTarget, failure, FetchFailed, readBody, send } from '../feeds/fetch';
 
 /** Caps on what one answer of another sync server may cost. */
 export type RemoteLimits = { timeoutMs: number; maxBytes: number };

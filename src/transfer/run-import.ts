@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool';
-import type { AddressPolicy } from '../feeds/address-policy';
+import type { AddressPolicy } from '../feeds/service';
 import { DEFAULT_KEEP, importArchive, parseArchive, type KeepLimits } from './archive';
 import { importSnapshot, type Summary } from './import';
 import { ImportFailed, RemoteServer, type RemoteLimits } from './remote';
@@ -7,22 +7,6 @@ import { readers, type Progress, type Snapshot, type Source } from './sources';
 
 // Moving to castsync and leaving it: importing what another sync server or an archive holds, and the
 // archive (docs/moving.md). The CLI runs an import itself; the web page runs it as a job (jobs.ts).
-
-export { complete, type Summary } from './import';
-export {
-  archivePieces,
-  archiveText,
-  archiveTextOf,
-  exportArchive,
-  parseArchive,
-  ARCHIVE_VERSION,
-  type Counts,
-  type KeepLimits,
-} from './archive';
-export { ImportFailed, serverAddress } from './remote';
-export type { Progress, Snapshot, Source } from './sources';
-export { readGpodderArchive, readGpodderArchiveFile, type ArchiveLimits } from './gpodder-archive';
-export { archiveFile, archiveIdle, restoreArchived, type Outcome } from './idle';
 
 /** Where an import reads from: another server, as one of its users, or an archive's text. */
 export type ImportSource =

@@ -5,7 +5,7 @@ import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
 import { signedInAgent } from '../helpers/web';
 import { runImportJob } from '../../src/transfer/jobs';
-import { exportArchive, ImportFailed, runImport, type ImportSource, type Summary } from '../../src/transfer/run-import';
+import { exportArchive, ImportFailed, runImport, type ImportSource, type Summary } from '../../src/transfer/service';
 
 // Importing from another sync server (a second castsync started here, speaking both dialects for real,
 // and replays of gpodder.net's and the Nextcloud app's answers as their source writes them), and the
