@@ -57,6 +57,26 @@ const roomRules = ROOM_FLOORS.flatMap((floor, level) =>
   }),
 );
 
+/**
+ * The seams (docs/decisions/layers.md): a file outside room R, a door, another room or an assembly file,
+ * imports R only through R/service.ts, which names what R offers; inside R, files import each other and never
+ * their own seam (it imports them: a circle). Checked on the resolved files, so that the door folder
+ * opa/sync/ is not taken for the room sync/.
+ */
+const seamZones = ROOMS.flatMap((room) => [
+  {
+    target: [`./src/!(${room})/**/*`, './src/*.ts'],
+    from: `./src/${room}`,
+    except: ['./service.ts'],
+    message: `Reach the ${room} room through its seam, ${room}/service.ts, which names what it offers.`,
+  },
+  {
+    target: `./src/${room}`,
+    from: `./src/${room}/service.ts`,
+    message: `Inside the ${room} room, import the file itself: service.ts is the seam for the others.`,
+  },
+]);
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
   ...tseslint.configs.recommended,
@@ -69,7 +89,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
-  // No import circles anywhere in src, between files of one folder too (type-only imports included).
+  // No import circles anywhere in src, between files of one folder too (type-only imports included); rooms
+  // reached through their seams; no `export *`.
   {
     files: ['src/**/*.ts'],
     plugins: { import: importPlugin },
@@ -78,7 +99,15 @@ export default tseslint.config(
       'import/extensions': ['.ts', '.js'],
       'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
     },
-    rules: { 'import/no-cycle': ['error', { ignoreExternal: true }] },
+    rules: {
+      'import/no-cycle': ['error', { ignoreExternal: true }],
+      'import/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: seamZones }],
+      // A module says what it exports, by name: `export *` would make a seam whatever its files export.
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportAllDeclaration', message: 'Export names explicitly (export { a, b } from ...).' },
+      ],
+    },
   },
   // The ground floor knows neither rules nor HTTP; domain rooms know SQL and rules, not HTTP, and import
   // downwards only; HTTP plumbing knows no domain; adapters call services, never repos.
@@ -112,6 +141,21 @@ export default tseslint.config(
     ADAPTERS.map((a) => `src/${a}/**`),
     [[['**/repo', '**/*-repo', '**/plan'], 'Adapters call domain services, never repos.']],
   ),
+  // A seam only names what its room's files export: no logic of its own, nothing else to read.
+  {
+    files: ROOMS.map((room) => `src/${room}/service.ts`),
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportAllDeclaration', message: 'Export names explicitly (export { a, b } from ...).' },
+        {
+          selector: 'Program > :not(ExportNamedDeclaration[source])',
+          message:
+            "A room's service.ts is its seam: only `export { ... } from './file'`; the logic goes in a named file.",
+        },
+      ],
+    },
+  },
   // A domain function is read at once: at most 50 lines (blank lines and comments not counted).
   {
     files: ROOMS.map((room) => `src/${room}/**/*.ts`),

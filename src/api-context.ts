@@ -1,4 +1,4 @@
-import type { AuthContext } from './auth/credentials';
+import type { AuthContext } from './auth/service';
 import type { Context } from './context';
 
 /** What the protocol adapters have: the process's context and the credential cache they share. */

@@ -1,20 +1,18 @@
 import http from 'node:http';
 import net from 'node:net';
 import { createApp, type AppState } from './app';
-import { AuthCache, listenForCredentialChanges } from './auth/cache';
+import { AuthCache, authTasks, listenForCredentialChanges } from './auth/service';
 import { ConfigError, loadConfig, type Config } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
 import { createPool } from './db/pool';
-import { authTasks } from './auth/credentials';
-import { deletionTasks } from './deletions/requests';
-import { retentionTasks } from './episodes/retention';
-import { feedTasks } from './feeds/fetcher';
+import { deletionTasks } from './deletions/service';
+import { retentionTasks } from './episodes/service';
+import { feedTasks } from './feeds/service';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
-import { transferTasks } from './transfer/jobs';
-import { idleTasks } from './transfer/idle';
+import { idleTasks, transferTasks } from './transfer/service';
 import { createLogger, type Logger } from './logger';
 
 async function main(config: Config, logger: Logger) {

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import * as archiving from '../auth/archiving';
+import * as auth from '../auth/service';
 import { loadConfig } from '../config';
 import { InvalidInput } from '../errors';
 import { parseTimestamp } from '../timestamps';
-import * as transfer from '../transfer/run-import';
+import * as transfer from '../transfer/service';
 import { withDatabase } from './database';
 import { terminalProgress } from './terminal';
 import { printSummary } from './transfer';
@@ -86,7 +86,7 @@ export function registerArchives(user: Command): void {
     .command('archived')
     .description('list the archived users: when archived, last active, and their archive file')
     .action(async () => {
-      const rows = await withDatabase((ctx) => archiving.archivedAccounts(ctx.db));
+      const rows = await withDatabase((ctx) => auth.archivedAccounts(ctx.db));
       for (const r of rows) {
         console.log(`${r.username}\tarchived ${day(r.archivedAt)}\tlast active ${day(r.lastActive)}\t${r.file}`);
       }
@@ -96,7 +96,7 @@ export function registerArchives(user: Command): void {
     .argument('<name>')
     .description('forget an archived user, so that the name is free again (the archive file stays, for import archive)')
     .action(async (name: string) => {
-      await withDatabase((ctx) => archiving.forgetArchived(ctx, name));
+      await withDatabase((ctx) => auth.forgetArchived(ctx, name));
       console.log(`The archived account ${name} is forgotten; its name is free`);
     });
 }

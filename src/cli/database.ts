@@ -1,6 +1,5 @@
-import { archivedAccount } from '../auth/archiving';
-import { AuthCache } from '../auth/cache';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
+import { archivedAccount, AuthCache } from '../auth/service';
 import { loadConfig } from '../config';
 import { whenDatabaseUp } from '../db/connect';
 import { openDatabase } from '../db/database';

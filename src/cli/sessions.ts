@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
 import { InvalidInput } from '../errors';
 import { userIdOf, withDatabase } from './database';
 

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
-import { InvalidInput } from '../errors';
-import * as transfer from '../transfer/run-import';
-import type { Summary } from '../transfer/run-import';
+import * as transfer from '../transfer/service';
+import type { Summary } from '../transfer/service';
 import { userIdOf, withDatabase } from './database';
 import { readPassword, terminalProgress } from './terminal';
 import { writeFileDurably } from '../files';

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import * as accounts from '../auth/accounts';
-import * as auth from '../auth/credentials';
-import * as deletions from '../deletions/requests';
+import * as auth from '../auth/service';
+import * as deletions from '../deletions/service';
 import { InvalidInput } from '../errors';
 import { userIdOf, withDatabase } from './database';
 import { askLine, readPassword } from './terminal';
@@ -30,7 +29,7 @@ export function registerUsers(program: Command): Command {
     .description('make a user an administrator of the web page (or, with --remove, no longer one)')
     .action(async (name: string, opts: { remove?: boolean }) => {
       const admin = opts.remove !== true;
-      if (!(await withDatabase((ctx) => accounts.setAdmin(ctx.db, name, admin)))) {
+      if (!(await withDatabase((ctx) => auth.setAdmin(ctx.db, name, admin)))) {
         throw new InvalidInput(`No user ${name}`);
       }
       console.log(admin ? `${name} is an administrator` : `${name} is no longer an administrator`);

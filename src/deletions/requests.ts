@@ -5,7 +5,7 @@ import { NotFound } from '../errors';
 import { addJob } from '../jobs/queue';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
-import * as episodes from '../episodes/actions';
+import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import * as repo from './repo';
 

@@ -1,8 +1,14 @@
-import { fetchFeed, FetchFailed, type FetchLimits } from '../feeds/fetch';
-import type { AddressPolicy } from '../feeds/address-policy';
-import { FeedParseError, parseFeed, type FeedItem } from '../feeds/parse';
+import {
+  type AddressPolicy,
+  type FeedItem,
+  FeedParseError,
+  FetchFailed,
+  fetchFeed,
+  type FetchLimits,
+  parseFeed,
+} from '../feeds/service';
 import type { Logger } from '../logger';
-import { checkFeedUrl } from '../subscriptions/urls';
+import { checkFeedUrl } from '../subscriptions/service';
 
 // A feed as a person sees it before subscribing: fetched now, under the fetcher's address policy and
 // limits, and not stored (the fetcher reads it like any other once someone subscribes).

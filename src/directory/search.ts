@@ -1,6 +1,5 @@
 import type { Config } from '../config';
-import type { AddressPolicy } from '../feeds/address-policy';
-import { checkTarget, failure, FetchFailed, readBody, send } from '../feeds/fetch';
+import { type AddressPolicy, checkTarget, failure, FetchFailed, readBody, send } from '../feeds/service';
 import type { Logger } from '../logger';
 import { directorySearches } from './metrics';
 import { itunes, podcastIndex, type Credentials, type Found, type Provider } from './providers';

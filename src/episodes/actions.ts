@@ -1,8 +1,8 @@
 import { streamInTransaction, withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, missingUser, type RefusedItem } from '../errors';
-import { DEVICE_ID } from '../devices/registry';
+import { DEVICE_ID } from '../devices/service';
 import * as subscriptions from '../subscriptions/service';
-import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import { checkFeedUrl, urlHash } from '../subscriptions/service';
 import * as repo from './repo';
 
 export const ACTIONS = ['download', 'play', 'delete', 'new'] as const;

@@ -1,6 +1,6 @@
 import type { RefusedItem } from '../errors';
 import type { Db, Queryable } from '../db/pool';
-import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import { checkFeedUrl, urlHash } from '../subscriptions/service';
 import * as repo from './favourite-repo';
 import { readStates, type EpisodeState } from './state';
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/pool';
 import * as episodes from './actions';
 import { InvalidInput, NotFound } from '../errors';
-import { urlHashOf } from '../subscriptions/urls';
+import { urlHashOf } from '../subscriptions/service';
 import * as player from './player-repo';
 import { readStatesAmong, type EpisodeState } from './state';
 import * as repo from './state-repo';

@@ -2,7 +2,7 @@ import type { Db, Queryable } from '../db/pool';
 import { Deleted, isRefusal, NotFound, Refusal } from '../errors';
 import * as episodes from './actions';
 import * as subscriptions from '../subscriptions/service';
-import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import { checkFeedUrl, urlHash } from '../subscriptions/service';
 import { readStates, type EpisodeState, type Stamped } from './state';
 import * as favouriteService from './favourites';
 import * as repo from './state-repo';

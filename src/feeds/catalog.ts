@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool';
-import { urlHashOf } from '../subscriptions/urls';
+import { urlHashOf } from '../subscriptions/service';
 import type { FeedFacts } from './parse';
 import * as repo from './repo';
 

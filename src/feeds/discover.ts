@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool';
 import * as subscriptions from '../subscriptions/service';
-import { urlHashOf } from '../subscriptions/urls';
+import { urlHashOf } from '../subscriptions/service';
 import * as repo from './repo';
 
 // The fetcher finds the feeds people subscribe to by itself, after the requests: a subscription write

@@ -5,7 +5,7 @@ import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
 import type { Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
-import { podcastGuid, urlHashOf } from '../subscriptions/urls';
+import { podcastGuid, urlHashOf } from '../subscriptions/service';
 import { noteFeeds, pacedLooks } from './discover';
 import { fetchFeed, FetchFailed, type FetchLimits } from './fetch';
 import { fetches, fetchSeconds } from './metrics';

@@ -1,5 +1,5 @@
 import { XMLParser } from 'fast-xml-parser';
-import { parseGuid } from '../subscriptions/urls';
+import { parseGuid } from '../subscriptions/service';
 import { cleanText } from '../text';
 import { podloveChapters, webUrl, type Chapter } from './chapters';
 import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';

@@ -2,7 +2,7 @@ import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 import { cleanText } from '../text';
 import type { FeedFacts, FeedItem } from './parse';
-import { urlHash } from '../subscriptions/urls';
+import { urlHash } from '../subscriptions/service';
 
 // The feeds table: what is known of each feed, and when it is due for a fetch.
 

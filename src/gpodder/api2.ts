@@ -1,11 +1,10 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as auth from '../auth/credentials';
-import * as reports from '../devices/reports';
-import * as devices from '../devices/registry';
+import * as auth from '../auth/service';
+import * as devices from '../devices/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import * as favourites from '../episodes/favourites';
+import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import { pull, push } from './feeds';
 import { anyJson, baseUrl, parseJsonBody } from './http';
@@ -40,7 +39,7 @@ export async function uploadChanges(ctx: ApiContext, req: Request, device: strin
       'subscription upload: URLs refused by the URL rules were skipped',
     );
   }
-  await reports.note(ctx.db, userId, {
+  await devices.noteReport(ctx.db, userId, {
     device,
     client: req.headers['user-agent'],
     kind: 'subscriptions',
@@ -85,7 +84,7 @@ export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
     {
       // As gpodder.net serves them: the episode's title and URL, its podcast's, its release, its page.
       get: async (req, res) => {
-        const list = await favourites.list(db, currentUser(req), ctx.config.favouritesMax);
+        const list = await episodes.listFavourites(db, currentUser(req), ctx.config.favouritesMax);
         const base = baseUrl(ctx, req);
         res.json(
           list.map((f) => ({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
 import { basicCredentials, bearerToken } from '../http/credentials';
 import { clientKey, type FailureLimiter } from '../http/limits';
 import { Unauthorized } from './errors';

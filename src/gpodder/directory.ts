@@ -1,12 +1,12 @@
 import { Router, type Request } from 'express';
 import type { ApiContext } from '../api-context';
-import * as directory from '../directory/search';
-import { MAX_TOPLIST, toplist, type Popular } from '../directory/toplist';
+import * as directory from '../directory/service';
+import { MAX_TOPLIST, type Popular, toplist } from '../directory/service';
 import { HttpError } from '../http/errors';
 import { route } from '../http/method';
 import { error, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import { buildOpml, escapeXml } from '../opml/opml';
+import { buildOpml, escapeXml } from '../opml/service';
 import { BadRequest, NotFound } from './errors';
 import { searchLimit } from './search-limit';
 

@@ -1,9 +1,9 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as reports from '../devices/reports';
-import { DEVICE_ID } from '../devices/registry';
-import { recordInterchange } from '../episodes/interchange';
-import * as episodes from '../episodes/actions';
+import * as devices from '../devices/service';
+import { DEVICE_ID } from '../devices/service';
+import * as episodes from '../episodes/service';
+import { recordInterchange } from '../episodes/service';
 import { currentUser } from '../http/credentials';
 import { BadRequest } from './errors';
 import { route } from '../http/method';
@@ -73,7 +73,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
         'episode actions skipped',
       );
     }
-    await reports.note(ctx.db, userId, {
+    await devices.noteReport(ctx.db, userId, {
       device,
       client: req.headers['user-agent'],
       kind: 'episode actions',

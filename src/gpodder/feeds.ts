@@ -1,4 +1,4 @@
-import type { SkippedItem } from '../devices/reports';
+import type { SkippedItem } from '../devices/service';
 import type { Outcome } from '../subscriptions/service';
 import * as subscriptions from '../subscriptions/service';
 import type { Db } from '../db/pool';

@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
 import { NotFound } from './errors';
 import { route } from '../http/method';

@@ -1,5 +1,5 @@
 import { text, z } from '../http/zod';
-import { DEVICE_TYPES } from '../devices/registry';
+import { DEVICE_TYPES } from '../devices/service';
 import { MAX_URLS } from './feeds';
 
 // Any string: a URL the URL rules refuse is skipped and named in update_urls, never the whole upload.

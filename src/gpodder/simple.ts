@@ -1,11 +1,10 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
 import type { Db } from '../db/pool';
-import * as devices from '../devices/registry';
+import * as devices from '../devices/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import { parseOpml } from '../opml/opml';
-import { opmlOf } from '../opml/import-export';
+import { opmlOf, parseOpml } from '../opml/service';
 import * as subscriptions from '../subscriptions/service';
 import { addAll, MAX_URLS } from './feeds';
 import { BadRequest, NotFound } from './errors';

@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import { deletionStatus } from '../deletions/requests';
+import { deletionStatus } from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';

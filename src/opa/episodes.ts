@@ -5,8 +5,8 @@ import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { isRefusal, Refusal } from '../errors';
-import * as records from '../episodes/records';
-import { parseGuid, podcastGuid } from '../subscriptions/urls';
+import * as episodes from '../episodes/service';
+import { parseGuid, podcastGuid } from '../subscriptions/service';
 import { iso, parseTimestamp } from '../timestamps';
 import { authErrors, secured } from './auth';
 import { PayloadTooLarge } from './errors';
@@ -101,9 +101,9 @@ export const episodesResult = z
 type EpisodeRecord = z.infer<typeof episodeRecord>;
 type Write = z.infer<typeof episodeWrite>;
 
-const out = <T>(s: records.Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
+const out = <T>(s: episodes.Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
 
-function present(r: records.EpisodeState): EpisodeRecord {
+function present(r: episodes.EpisodeState): EpisodeRecord {
   return {
     podcast_guid: r.podcastGuid ?? podcastGuid(r.podcastUrl),
     podcast_url: r.podcastUrl,
@@ -131,7 +131,7 @@ function guidField(name: string, value: string | undefined): string | undefined 
 }
 
 /** The episode a /v1 body names, as the domain takes it; or why not (a guid that is not a UUID). */
-export function identityOf(w: IdentityFields): records.EpisodeIdentity | Refusal {
+export function identityOf(w: IdentityFields): episodes.EpisodeIdentity | Refusal {
   const podcastGuid = guidField('podcast_guid', w.podcast_guid);
   if (isRefusal(podcastGuid)) return podcastGuid;
   const syncId = guidField('sync_id', w.sync_id);
@@ -147,7 +147,7 @@ function stampedField<T>(name: string, sent: { value: T; timestamp: string } | u
 }
 
 /** A record as sent, as the domain takes it; or why not. */
-function writeOf(w: Write): records.RecordWrite | Refusal {
+function writeOf(w: Write): episodes.RecordWrite | Refusal {
   const identity = identityOf(w);
   if (isRefusal(identity)) return identity;
   const fav = w.favorite_status;
@@ -165,7 +165,7 @@ function writeOf(w: Write): records.RecordWrite | Refusal {
 }
 
 /** One success or failure entry per record sent, in order, with its temporary_id echoed. */
-function presentOutcomes(body: Write[], outcomes: records.RecordOutcome[]): z.infer<typeof episodesResult> {
+function presentOutcomes(body: Write[], outcomes: episodes.RecordOutcome[]): z.infer<typeof episodesResult> {
   const result: z.infer<typeof episodesResult> = { success: [], failure: [] };
   body.forEach((sent, i) => {
     const o = outcomes[i]!;
@@ -193,7 +193,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
     {
       get: async (req, res) => {
         const q = parseQuery(listQuery, req.query);
-        const found = await records.page(ctx.db, currentUser(req), {
+        const found = await episodes.page(ctx.db, currentUser(req), {
           since: q.since,
           page: q.page,
           perPage: q.per_page,
@@ -205,7 +205,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
         const body = parseBody(episodesBody, req.body);
         if (body.length > MAX_ITEMS) throw new PayloadTooLarge(`At most ${MAX_ITEMS} episodes in one request`);
         const limits = { maxFavourites: ctx.config.favouritesMax };
-        const outcomes = await records.save(ctx.db, currentUser(req), body.map(writeOf), limits);
+        const outcomes = await episodes.save(ctx.db, currentUser(req), body.map(writeOf), limits);
         res.json(presentOutcomes(body, outcomes));
       },
     },

@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as feeds from '../feeds/catalog';
+import * as feeds from '../feeds/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';

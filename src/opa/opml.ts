@@ -4,7 +4,7 @@ import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
-import { exportOpml, importOpml } from '../opml/import-export';
+import { exportOpml, importOpml } from '../opml/service';
 import { authErrors, secured } from './auth';
 import { presentOutcomes } from './present';
 import { postResponse, type PostResult } from './schemas';

@@ -1,6 +1,6 @@
 import { parseTimestamp } from '../timestamps';
 import { z } from '../http/zod';
-import { parseGuid } from '../subscriptions/urls';
+import { parseGuid } from '../subscriptions/service';
 
 /** Feeds in one POST. */
 export const MAX_ITEMS = 1000;

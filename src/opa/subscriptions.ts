@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiContext } from '../api-context';
-import * as deletions from '../deletions/requests';
+import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { PayloadTooLarge } from './errors';
 import { route } from '../http/method';

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/pool';
-import * as auth from '../auth/credentials';
-import * as feeds from '../feeds/catalog';
+import * as auth from '../auth/service';
+import * as feeds from '../feeds/service';
 import * as subscriptions from '../subscriptions/service';
 import { buildOpml, parseOpml } from './opml';
 

@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { ITEM_OF_EPISODE_SQL, PLAYED_SQL } from '../episodes/played';
+import { ITEM_OF_EPISODE_SQL, PLAYED_SQL } from '../episodes/service';
 
 // Up next's SQL (tables queue_items and queue_versions: this file is their one writer). Positions are
 // 0..n-1 in order; every change runs in a transaction that holds the user's lock (src/queue/service.ts).

@@ -1,9 +1,14 @@
 import { takeChangeStamp } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, isRefusal, NotFound, type Refusal, type RefusedItem } from '../errors';
-import * as records from '../episodes/records';
-import { readStates, type EpisodeState } from '../episodes/state';
-import { checkFeedUrl, urlHash } from '../subscriptions/urls';
+import {
+  readStates,
+  resolveEpisodes,
+  type EpisodeIdentity,
+  type EpisodeState,
+  type ResolvedEpisode,
+} from '../episodes/service';
+import { checkFeedUrl, urlHash } from '../subscriptions/service';
 import * as repo from './repo';
 
 // Up next: one ordered list of episodes per user, kept for every device (docs/queue.md). Every change runs
@@ -88,7 +93,7 @@ export async function read(db: Db, userId: number): Promise<Queue> {
 }
 
 /** The row an episode is kept as. */
-function writeOf(e: records.ResolvedEpisode): repo.ItemWrite {
+function writeOf(e: ResolvedEpisode): repo.ItemWrite {
   const podcast = checkFeedUrl(e.podcastUrl);
   return {
     episodeHash: e.syncId,
@@ -109,11 +114,11 @@ const positionOf = (place: Place, length: number) =>
 export async function add(
   db: Db,
   userId: number,
-  episode: records.EpisodeIdentity,
+  episode: EpisodeIdentity,
   place: Place,
   limits: Limits,
 ): Promise<{ queue: Queue; id: string }> {
-  const [e] = await records.resolveEpisodes(db, userId, [episode]);
+  const [e] = await resolveEpisodes(db, userId, [episode]);
   if (e === undefined || isRefusal(e)) throw new InvalidInput(e?.reason ?? 'no episode');
   let id = '';
   const queue = await changing(db, userId, async (tx, stamp) => {
@@ -166,11 +171,11 @@ export async function replace(
   db: Db,
   userId: number,
   expected: number,
-  episodes: (records.EpisodeIdentity | Refusal)[],
+  episodes: (EpisodeIdentity | Refusal)[],
   limits: Limits,
 ): Promise<Stale | { stale: false; queue: Queue; failures: RefusedItem[] }> {
   if (episodes.length > limits.maxItems) throw new InvalidInput(`Up next holds at most ${limits.maxItems} episodes`);
-  const named = await records.resolveEpisodes(db, userId, episodes);
+  const named = await resolveEpisodes(db, userId, episodes);
   const failures: RefusedItem[] = [];
   const seen = new Set<string>();
   const rows: repo.ItemWrite[] = [];
@@ -194,9 +199,9 @@ export async function replace(
 }
 
 /** Adds the episodes the list does not have at its end, in order, as far as it has room (a restore). */
-export async function append(db: Db, userId: number, episodes: records.EpisodeIdentity[], limits: Limits) {
+export async function append(db: Db, userId: number, episodes: EpisodeIdentity[], limits: Limits) {
   if (episodes.length === 0) return;
-  const named = await records.resolveEpisodes(db, userId, episodes);
+  const named = await resolveEpisodes(db, userId, episodes);
   await changing(db, userId, async (tx, stamp) => {
     let length = await repo.count(tx, userId);
     let added = false;

@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { ITEM_OF_EPISODE_SQL } from '../episodes/played';
+import { ITEM_OF_EPISODE_SQL } from '../episodes/service';
 
 // The statistics' SQL. The episode actions are the episode service's table: read here only, in the
 // user's time zone (docs/stats.md).

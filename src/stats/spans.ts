@@ -1,4 +1,4 @@
-import { lengthOf, reachedEnd } from '../episodes/played';
+import { lengthOf, reachedEnd } from '../episodes/service';
 import type { PlayRow } from './repo';
 
 // What a history of plays adds up to: each play covers `started`…`position` of its episode (clipped to the

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
-import { podcastGuid } from '../subscriptions/urls';
+import { podcastGuid } from '../subscriptions/service';
 import { isDate } from './days';
 import * as repo from './repo';
 import { credit } from './spans';

@@ -1,8 +1,9 @@
 // The subscription service, one seam for every door and the rooms above: what they may call, by name.
 // Subscribing and unsubscribing (subscribe.ts), an app's upload of what it added and removed (changes.ts),
 // reading (lists.ts), one record at a time (records.ts), what a feed said (feed-changes.ts), duplicates,
-// and archives. The files behind it import each other, never this one; what is not named here (the
-// record-level steps, plans and repos) stays inside the room.
+// and archives; and the URL and guid rules every room and door shares (urls.ts). The files behind it
+// import each other, never this one; what is not named here (the record-level steps, plans and repos)
+// stays inside the room.
 export { archivedRecords, restoreRecords, subscribedAmong } from './archive';
 export type { ArchivedRecord, RestoreResult } from './archive';
 export { applyChanges } from './changes';
@@ -26,3 +27,5 @@ export {
 export type { Change, ChangeReport } from './records';
 export { checkFeed, isItem, matchAndWriteLocked, subscribe, unsubscribe } from './subscribe';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';
+export { MAX_URL_LENGTH, checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
+export type { FeedUrlProblem, FeedUrlResult } from './urls';

@@ -1,17 +1,14 @@
 import { lockUser } from '../db/change-stamp';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
-import { readStates } from '../episodes/state';
+import { readStates } from '../episodes/service';
 import { subscriptionOf } from './entities';
 import { episodeAction } from './episodes';
 import * as repo from './repo';
 import { subscriptionAction } from './subscriptions';
 import type { Decision, Entity, Outcome, Ref, SyncAction } from './types';
 
-// The sync endpoint's service (docs/opa-sync.md): a batch of actions applied in the order of their times,
-// each action once by its id; the user's changes read in the order of their change stamps.
-
-export * from './reads';
-export type * from './types';
+// The sync endpoint's batch (docs/opa-sync.md): actions applied in the order of their times, each action
+// once by its id.
 
 /** Actions in one batch at most (the draft's limit). */
 export const MAX_BATCH = 30;

@@ -1,9 +1,7 @@
 import { isRefusal } from '../errors';
 import type { Queryable } from '../db/pool';
-import * as favourites from '../episodes/favourites';
-import * as records from '../episodes/records';
-import { readStates, type EpisodeState } from '../episodes/state';
-import { urlHash } from '../subscriptions/urls';
+import * as episodes from '../episodes/service';
+import { urlHash } from '../subscriptions/service';
 import * as episodeRepo from './episode-repo';
 import type { Decision, EpisodeAction } from './types';
 
@@ -13,7 +11,10 @@ import type { Decision, EpisodeAction } from './types';
 type Context = { tx: Queryable; userId: number; clientId: string | undefined; maxFavourites: number };
 
 /** The times (the app's) of the state an action would change, which it must be strictly later than. */
-function comparedTimes(action: Exclude<EpisodeAction['action'], 'favourite'>, s: EpisodeState): (Date | undefined)[] {
+function comparedTimes(
+  action: Exclude<EpisodeAction['action'], 'favourite'>,
+  s: episodes.EpisodeState,
+): (Date | undefined)[] {
   switch (action) {
     case 'create':
       return [s.changed];
@@ -27,7 +28,7 @@ function comparedTimes(action: Exclude<EpisodeAction['action'], 'favourite'>, s:
 }
 
 /** The episode record write that says what the action says. */
-function writeOf(a: EpisodeAction): records.RecordWrite {
+function writeOf(a: EpisodeAction): episodes.RecordWrite {
   const named = a.episode;
   const at = a.occurredAt;
   switch (a.action) {
@@ -45,12 +46,12 @@ function writeOf(a: EpisodeAction): records.RecordWrite {
 
 /** A favourite set or cleared: stored when it is later than the episode's stored favourite (docs/opa-sync.md). */
 async function favourite(c: Context, a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
-  const [e] = await records.resolveEpisodes(c.tx, c.userId, [a.episode]);
+  const [e] = await episodes.resolveEpisodes(c.tx, c.userId, [a.episode]);
   if (e === undefined || isRefusal(e)) return { status: 'rejected', reason: e?.reason ?? 'no episode' };
-  const stored = await favourites.favouriteTime(c.tx, c.userId, e.syncId);
+  const stored = await episodes.favouriteTime(c.tx, c.userId, e.syncId);
   if (stored && stored >= a.occurredAt) return naming('ignored', e.syncId);
   const change = { episode: e, value: a.favourite, at: a.occurredAt, index: 0 };
-  const [refused] = await favourites.change(c.tx, c.userId, [change], c.maxFavourites);
+  const [refused] = await episodes.changeFavourites(c.tx, c.userId, [change], c.maxFavourites);
   if (refused) return { status: 'rejected', reason: refused.reason };
   await episodeRepo.noteEpisode(c.tx, c.userId, e.syncId, c.clientId ?? null);
   return naming('applied', e.syncId);
@@ -65,12 +66,12 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   if (a.action === 'favourite') return favourite(c, a);
   const e = a.episode;
   const hash = e.syncId ?? (e.enclosureUrl ? urlHash(e.enclosureUrl) : undefined);
-  const [known] = hash === undefined ? [] : (await readStates(c.tx, c.userId, [hash])).values();
+  const [known] = hash === undefined ? [] : (await episodes.readStates(c.tx, c.userId, [hash])).values();
   // A create of a known episode is ignored: the draft's create names an episode, it changes nothing.
   if (known && (a.action === 'create' || comparedTimes(a.action, known).some((t) => t && t >= a.occurredAt))) {
     return naming('ignored', known.syncId);
   }
-  const [saved] = await records.save(c.tx, c.userId, [writeOf(a)], c);
+  const [saved] = await episodes.save(c.tx, c.userId, [writeOf(a)], c);
   if (!saved) throw new Error('an episode record was not saved');
   if (isRefusal(saved)) return { status: 'rejected', reason: saved.reason };
   await episodeRepo.noteEpisode(c.tx, c.userId, saved.syncId, c.clientId ?? null);

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool';
 import { NotFound } from '../errors';
-import { readStates } from '../episodes/state';
+import { readStates } from '../episodes/service';
 import { subscriptionOf } from './entities';
 import * as episodeRepo from './episode-repo';
 import * as repo from './repo';

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool';
 import * as subscriptions from '../subscriptions/service';
-import { checkFeedUrl, parseGuid, urlHash } from '../subscriptions/urls';
+import { checkFeedUrl, parseGuid, urlHash } from '../subscriptions/service';
 import { isSubscribed, subscriptionOf } from './entities';
 import * as repo from './repo';
 import type { Decision, SubscriptionAction } from './types';

@@ -1,4 +1,4 @@
-import type { EpisodeState } from '../episodes/state';
+import type { EpisodeState } from '../episodes/service';
 // The sync endpoint's actions and what became of them (docs/opa-sync.md), as the domain takes them: the
 // door has checked their shape, ids and times.
 
@@ -43,7 +43,7 @@ export type SyncAction = SubscriptionAction | EpisodeAction;
 
 /** An episode as the sync endpoint shows it: its one state (src/episodes/state.ts), as every door reads it. */
 export type SyncEpisode = EpisodeState;
-export type { Stamped } from '../episodes/state';
+export type { Stamped } from '../episodes/service';
 
 export type Entity =
   { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: SyncEpisode };

@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import type { Db } from '../db/pool';
-import * as devices from '../devices/registry';
-import * as episodes from '../episodes/actions';
-import * as favourites from '../episodes/favourites';
-import * as records from '../episodes/records';
-import * as queue from '../queue/up-next';
+import * as devices from '../devices/service';
+import * as episodes from '../episodes/service';
+import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
 import { importSnapshot, type Brought, type Summary } from './import';
 import { parseCleanJson } from '../text';
@@ -171,7 +169,7 @@ export const exportArchive = async (db: Db, userId: number, username: string): P
 /** The user's favourites (cleared ones too) and Up next, as the archive holds them. */
 async function keptOf(db: Db, userId: number): Promise<Pick<Archive, 'favourites' | 'queue'>> {
   return {
-    favourites: (await favourites.archived(db, userId)).map((f) => ({
+    favourites: (await episodes.archivedFavourites(db, userId)).map((f) => ({
       podcast_url: f.podcastUrl,
       enclosure_url: f.enclosureUrl,
       episode_guid: f.episodeGuid,
@@ -294,12 +292,12 @@ async function restoreKept(db: Db, userId: number, archive: Pick<Archive, 'favou
     enclosureUrl: x.enclosure_url,
     episodeGuid: x.episode_guid,
   });
-  const episodes = await records.resolveEpisodes(db, userId, archive.favourites.map(named));
+  const resolved = await episodes.resolveEpisodes(db, userId, archive.favourites.map(named));
   const changes = archive.favourites.flatMap((f, index) => {
-    const episode = episodes[index]!;
+    const episode = resolved[index]!;
     return isRefusal(episode) ? [] : [{ episode, value: f.favourite, at: new Date(f.at), index }];
   });
-  await favourites.change(db, userId, changes, keep.maxFavourites);
+  await episodes.changeFavourites(db, userId, changes, keep.maxFavourites);
   await queue.append(db, userId, archive.queue.map(named), { maxItems: keep.maxQueueItems });
 }
 

@@ -3,7 +3,7 @@ import { Decompress } from 'fzstd';
 import tar from 'tar-stream';
 import type { Config } from '../config';
 import { InvalidInput } from '../errors';
-import * as episodes from '../episodes/actions';
+import * as episodes from '../episodes/service';
 import type { Brought } from './import';
 import { drain, NotJson, readJson, type JsonPath, type JsonReader, type OnValue } from './json-stream';
 import type { Snapshot } from './sources';

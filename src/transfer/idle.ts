@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import * as accounts from '../auth/archiving';
-import { AuthCache } from '../auth/cache';
-import type { AuthContext } from '../auth/credentials';
+import * as auth from '../auth/service';
+import { AuthCache, type AuthContext } from '../auth/service';
 import type { Config } from '../config';
 import type { Db } from '../db/pool';
 import { InvalidInput } from '../errors';
@@ -13,7 +12,7 @@ import { archiveTextOf, importArchive, parseArchive, type Archive, type Counts, 
 import type { Summary } from './import';
 import type { Progress } from './sources';
 
-// Idle accounts (docs/idle-accounts.md): each idle user's archive written to a folder and read back, and
+// Idle accounts (docs/idle-auth.md): each idle user's archive written to a folder and read back, and
 // only then the user removed, an archived account staying to answer their sign-in; and the restore.
 
 type Admin = Pick<AuthContext, 'db' | 'authCache'>;
@@ -27,7 +26,7 @@ export const countsOf = (a: Archive): Counts => ({
 });
 
 /** An idle user, archived (`removed`), or left as they were because they changed while being archived. */
-export type Outcome = accounts.Idle & { file: string; counts: Counts; removed: boolean };
+export type Outcome = auth.Idle & { file: string; counts: Counts; removed: boolean };
 
 /** Where an idle user's archive goes: DIR/NAME.json (a username has no slash). */
 export const archiveFile = (dir: string, username: string): string => path.resolve(dir, `${username}.json`);
@@ -88,7 +87,7 @@ async function exclusively<T>(db: Db, fn: (held: Held) => Promise<T>): Promise<T
 async function dropUnused(ctx: Admin, file: string, text: string): Promise<void> {
   const now = await fs.readFile(file, 'utf8').catch(() => undefined);
   if (now !== text) return;
-  const named = (await accounts.archivedAccounts(ctx.db)).some((a) => path.resolve(a.file) === file);
+  const named = (await auth.archivedAccounts(ctx.db)).some((a) => path.resolve(a.file) === file);
   if (!named) await fs.rm(file, { force: true });
 }
 
@@ -97,13 +96,13 @@ async function dropUnused(ctx: Admin, file: string, text: string): Promise<void>
  * counts as written; then the user removed, if nothing of theirs changed meanwhile (else the file this
  * run wrote goes and the user stays). A failure before the removal removes nothing and says so.
  */
-async function archiveOne(ctx: Admin, user: accounts.Idle, before: Date, dir: string, held: Held): Promise<Outcome> {
+async function archiveOne(ctx: Admin, user: auth.Idle, before: Date, dir: string, held: Held): Promise<Outcome> {
   const file = archiveFile(dir, user.username);
   const { text, counts } = await archiveTextOf(ctx.db, user.userId, user.username);
   const nothing = `nothing of ${user.username} was removed`;
   await held();
   // Archived meanwhile (by a run beside this one, were there one): its file is not to be overwritten.
-  if (await accounts.archivedAccount(ctx.db, user.username)) {
+  if (await auth.archivedAccount(ctx.db, user.username)) {
     throw new InvalidInput(`${user.username} was archived meanwhile by another run: this one stopped there`);
   }
   await writeFileDurably(file, text).catch((err: unknown) => {
@@ -117,7 +116,7 @@ async function archiveOne(ctx: Admin, user: accounts.Idle, before: Date, dir: st
     throw new InvalidInput(`The archive ${file} did not read back as it was written: ${nothing}`);
   }
   await held();
-  const removed = await accounts.archiveUser(ctx, user, before, file);
+  const removed = await auth.archiveUser(ctx, user, before, file);
   if (!removed) await dropUnused(ctx, file, text);
   return { ...user, file, counts, removed };
 }
@@ -130,13 +129,13 @@ async function archiveOne(ctx: Admin, user: accounts.Idle, before: Date, dir: st
 export async function archiveIdle(
   ctx: Admin,
   { before, dir, dryRun = false, each, signal }: ArchiveRun,
-): Promise<{ idle: accounts.Idle[]; outcomes: Outcome[] }> {
+): Promise<{ idle: auth.Idle[]; outcomes: Outcome[] }> {
   if (before.getTime() > Date.now()) throw new InvalidInput('The date an account is idle since is not in the past');
   const folder = await fs.stat(dir).catch(() => undefined);
   if (!folder?.isDirectory()) throw new InvalidInput(`No folder ${dir} to write the archives to: nothing was removed`);
-  if (dryRun) return { idle: await accounts.idleUsers(ctx.db, before), outcomes: [] };
+  if (dryRun) return { idle: await auth.idleUsers(ctx.db, before), outcomes: [] };
   return exclusively(ctx.db, async (held) => {
-    const idle = await accounts.idleUsers(ctx.db, before);
+    const idle = await auth.idleUsers(ctx.db, before);
     const outcomes: Outcome[] = [];
     for (const user of idle) {
       if (signal?.aborted) break;
@@ -180,7 +179,7 @@ export async function restoreArchived(
   username: string,
   { file, keep, progress }: { file?: string | undefined; keep: KeepLimits; progress: Progress },
 ) {
-  const archived = await accounts.archivedAccount(ctx.db, username);
+  const archived = await auth.archivedAccount(ctx.db, username);
   const source = file ?? archived?.file;
   if (source === undefined) throw new InvalidInput(`No archived account ${username}: name its archive file`);
   const text = await fs.readFile(source, 'utf8').catch((err: unknown) => {
@@ -191,7 +190,7 @@ export async function restoreArchived(
   if (archive.user !== username) {
     throw new InvalidInput(`${source} is the archive of ${archive.user}, not of ${username}`);
   }
-  const user = await accounts.reviveUser(ctx, username);
+  const user = await auth.reviveUser(ctx, username);
   let summary: Summary;
   try {
     summary = await importArchive(ctx.db, user.userId, archive, { dryRun: false, progress, keep });
@@ -199,7 +198,7 @@ export async function restoreArchived(
     const reason = err instanceof Error ? err.message : String(err);
     throw new InvalidInput(`${reason}. The restore stopped part way: run it again to complete it`);
   }
-  if (archived) await accounts.forgetArchived(ctx, username);
+  if (archived) await auth.forgetArchived(ctx, username);
   return { ...user, file: source, summary };
 }
 

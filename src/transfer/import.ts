@@ -1,7 +1,7 @@
 import { rolledBack, type Db, type Queryable } from '../db/pool';
-import * as devices from '../devices/registry';
-import { recordInterchange } from '../episodes/interchange';
-import * as episodes from '../episodes/actions';
+import * as devices from '../devices/service';
+import * as episodes from '../episodes/service';
+import { recordInterchange } from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import type { Progress, Snapshot } from './sources';
 

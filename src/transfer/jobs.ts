@@ -3,14 +3,16 @@ import type { Config } from '../config';
 import { isDatabaseUnavailable } from '../db/errors';
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
-import type { AddressPolicy } from '../feeds/address-policy';
+import type { AddressPolicy } from '../feeds/service';
 import { addJob } from '../jobs/queue';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import type { Summary } from './import';
 import { remoteLimits, type RemoteLimits } from './remote';
 import * as repo from './repo';
-import { gpodderArchiveLimits, runImport, type ArchiveLimits, type ImportSource, type KeepLimits } from './run-import';
+import type { KeepLimits } from './archive';
+import { gpodderArchiveLimits, type ArchiveLimits } from './gpodder-archive';
+import { runImport, type ImportSource } from './run-import';
 import { claimTurn } from './turns';
 import { storeUpload, uploadBytes } from './uploads';
 

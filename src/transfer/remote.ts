@@ -1,9 +1,8 @@
 import type http from 'node:http';
 import type { Config } from '../config';
-import type { AddressPolicy } from '../feeds/address-policy';
+import { type AddressPolicy, checkTarget, failure, FetchFailed, readBody, send } from '../feeds/service';
 import { InvalidInput } from '../errors';
 import { parseCleanJson } from '../text';
-import { checkTarget, failure, FetchFailed, readBody, send } from '../feeds/fetch';
 
 /** Caps on what reading another sync server may cost: each answer, and the whole import's reading. */
 export type RemoteLimits = {

@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool';
-import type { AddressPolicy } from '../feeds/address-policy';
+import type { AddressPolicy } from '../feeds/service';
 import { DEFAULT_KEEP, importArchive, readArchive, type KeepLimits } from './archive';
 import { readGpodderArchive, type ArchiveLimits } from './gpodder-archive';
 import { importSnapshot, type Summary } from './import';
@@ -9,31 +9,6 @@ import type { FileBytes } from './uploads';
 
 // Moving to castsync and leaving it: importing what another sync server or an archive holds, and the
 // archive (docs/moving.md). The CLI runs an import itself; the web page runs it as a job (jobs.ts).
-
-export { complete, type Summary } from './import';
-export {
-  checkArchiveStart,
-  archivePieces,
-  archiveText,
-  archiveTextOf,
-  exportArchive,
-  parseArchive,
-  ARCHIVE_VERSION,
-  type Counts,
-  type KeepLimits,
-} from './archive';
-export { ImportFailed, remoteLimits, serverAddress } from './remote';
-export type { Progress, Snapshot, Source } from './sources';
-export {
-  checkGpodderArchiveStart,
-  gpodderArchiveLimits,
-  readGpodderArchive,
-  readGpodderArchiveFile,
-  type ArchiveLimits,
-} from './gpodder-archive';
-export { localFile, type FileBytes } from './uploads';
-export { archiveFile, archiveIdle, restoreArchived, type Outcome } from './idle';
-export { importAlone, ImportUnderWay } from './turns';
 
 /**
  * Where an import reads from: another server, as one of its users; an archive, its text or its file; a

@@ -1,15 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
-import * as accounts from '../auth/accounts';
-import * as auth from '../auth/credentials';
-import * as reports from '../devices/reports';
-import * as devices from '../devices/registry';
-import * as episodes from '../episodes/actions';
-import * as listening from '../episodes/listening';
+import * as auth from '../auth/service';
+import * as devices from '../devices/service';
+import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import * as stats from '../stats/summary';
+import * as stats from '../stats/service';
 import { duration, when } from './format';
 import { again, PageError } from './errors';
 import { formField } from './session';
@@ -36,7 +33,7 @@ export function accountRoutes(ctx: ApiContext): Router {
 
   const accountPage = async (req: Request, res: Response, notices: Notice[] = []) => {
     const sessions = await auth.listSessions(ctx.db, currentUser(req));
-    const current = await accounts.browserSessionId(ctx.db, res.locals.session!);
+    const current = await auth.browserSessionId(ctx.db, res.locals.session!);
     const [timeZone, timeZones] = await Promise.all([
       stats.timeZone(ctx.db, currentUser(req)),
       stats.timeZones(ctx.db),
@@ -49,9 +46,9 @@ export function accountRoutes(ctx: ApiContext): Router {
       passwordLogin: ctx.config.passwordLogin,
       timeZone,
       timeZones,
-      player: await listening.playerSettings(ctx.db, currentUser(req)),
-      skipChoices: listening.SKIPS,
-      speeds: listening.SPEEDS,
+      player: await episodes.playerSettings(ctx.db, currentUser(req)),
+      skipChoices: episodes.SKIPS,
+      speeds: episodes.SPEEDS,
       when,
     });
   };
@@ -61,7 +58,7 @@ export function accountRoutes(ctx: ApiContext): Router {
       again((req, res, notice) => accountPage(req, res, [notice])),
       async (req, res) => {
         const [current, changed] = [formField(req, 'current') ?? '', formField(req, 'new') ?? ''];
-        await accounts.changePassword(ctx, currentUser(req), current, changed, res.locals.session!);
+        await auth.changePassword(ctx, currentUser(req), current, changed, res.locals.session!);
         await accountPage(req, res, [{ kind: 'ok', text: 'Your password was changed.' }]);
       },
     ],
@@ -82,10 +79,10 @@ export function accountRoutes(ctx: ApiContext): Router {
         const [back, forward] = [Number(formField(req, 'skip_back')), Number(formField(req, 'skip_forward'))];
         // A form without the speed (as the page had before it) keeps the speed there is.
         const speed = formField(req, 'speed');
-        await listening.setPlayerSettings(ctx.db, currentUser(req), {
+        await episodes.setPlayerSettings(ctx.db, currentUser(req), {
           back,
           forward,
-          speed: speed === undefined ? (await listening.playerSettings(ctx.db, currentUser(req))).speed : Number(speed),
+          speed: speed === undefined ? (await episodes.playerSettings(ctx.db, currentUser(req))).speed : Number(speed),
         });
         await accountPage(req, res, [{ kind: 'ok', text: 'Your player settings were saved.' }]);
       },
@@ -101,7 +98,7 @@ export function accountRoutes(ctx: ApiContext): Router {
   });
 
   const passwordsPage = async (req: Request, res: Response, extra: Record<string, unknown> = {}) => {
-    const passwords = await accounts.listAppPasswords(ctx.db, currentUser(req));
+    const passwords = await auth.listAppPasswords(ctx.db, currentUser(req));
     render(res, 'app-passwords', { title: 'App passwords', passwords, when, created: '', ...extra });
   };
   route(r, '/web/app-passwords', {
@@ -112,13 +109,13 @@ export function accountRoutes(ctx: ApiContext): Router {
         res.status(400);
         return passwordsPage(req, res, { notices: [{ kind: 'error', text: 'Give the app password a label.' }] });
       }
-      const created = await accounts.createAppPassword(ctx.db, currentUser(req), label);
+      const created = await auth.createAppPassword(ctx.db, currentUser(req), label);
       await passwordsPage(req, res, { created, createdLabel: label });
     },
   });
   route(r, '/web/app-passwords/:id/revoke', {
     post: async (req, res) => {
-      if (!(await accounts.revokeAppPassword(ctx, currentUser(req), idOf(req)))) {
+      if (!(await auth.revokeAppPassword(ctx, currentUser(req), idOf(req)))) {
         throw new PageError(404, 'There is no such app password of yours.');
       }
       res.redirect(303, '/web/app-passwords');
@@ -128,7 +125,7 @@ export function accountRoutes(ctx: ApiContext): Router {
   route(r, '/web/devices', {
     get: async (req, res) => {
       const userId = currentUser(req);
-      const [known, recent] = await Promise.all([devices.list(ctx.db, userId), reports.recent(ctx.db, userId)]);
+      const [known, recent] = await Promise.all([devices.list(ctx.db, userId), devices.recentReports(ctx.db, userId)]);
       render(res, 'devices', { title: 'Devices', sources: sourcesOf(known, recent), when, sentText });
     },
   });
@@ -164,12 +161,12 @@ type Source = {
   name: string;
   device: devices.Device | undefined;
   client: string;
-  reports: reports.SyncReport[];
+  reports: devices.SyncReport[];
   problems: number;
 };
 
 /** Every device, then the apps that name no device by their User-Agent; their reports with them. */
-function sourcesOf(known: devices.Device[], recent: reports.SyncReport[]): Source[] {
+function sourcesOf(known: devices.Device[], recent: devices.SyncReport[]): Source[] {
   const sources = new Map<string, Source>();
   known.forEach((d, i) => {
     sources.set(`d:${d.id}`, {
@@ -197,7 +194,7 @@ function sourcesOf(known: devices.Device[], recent: reports.SyncReport[]): Sourc
 }
 
 /** What an upload sent, in words. */
-function sentText(r: reports.SyncReport): string {
+function sentText(r: devices.SyncReport): string {
   const n = (k: string) => r.sent[k] ?? 0;
   return r.kind === 'subscriptions'
     ? `uploaded subscriptions: ${n('add')} added, ${n('remove')} removed`

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
 import { InvalidInput } from '../errors';
 import { route } from '../http/method';
 import { when } from './format';

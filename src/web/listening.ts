@@ -2,8 +2,8 @@ import { Router, type Request } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import * as listening from '../episodes/listening';
-import * as documents from '../feeds/documents';
+import * as episodes from '../episodes/service';
+import * as feeds from '../feeds/service';
 import * as subscriptions from '../subscriptions/service';
 import { parseTimestamp } from '../timestamps';
 import { PageError } from './errors';
@@ -42,7 +42,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
       const record = await subscriptions.getRecord(ctx.db, currentUser(req), guidOf(req));
       const q = typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : '';
       const page = Math.max(1, Math.min(1000, Number.parseInt(String(req.query.page ?? '1'), 10) || 1));
-      const found = await listening.feedEpisodes(ctx.db, currentUser(req), record.feedUrl, {
+      const found = await episodes.feedEpisodes(ctx.db, currentUser(req), record.feedUrl, {
         search: q,
         page,
         perPage: PER_PAGE,
@@ -67,11 +67,11 @@ export function listeningRoutes(ctx: ApiContext): Router {
   });
   route(r, '/web/in-progress', {
     get: async (req, res) => {
-      const episodes = await listening.inProgress(ctx.db, currentUser(req));
-      const marks = await marksOf(ctx, currentUser(req), episodes);
+      const resumed = await episodes.inProgress(ctx.db, currentUser(req));
+      const marks = await marksOf(ctx, currentUser(req), resumed);
       render(res, 'in-progress', {
         title: 'Continue listening',
-        episodes,
+        episodes: resumed,
         marks,
         back: req.originalUrl,
         when,
@@ -81,8 +81,8 @@ export function listeningRoutes(ctx: ApiContext): Router {
   });
   route(r, '/web/episodes/:id', {
     get: async (req, res) => {
-      const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
-      const settings = await listening.playerSettings(ctx.db, currentUser(req));
+      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
+      const settings = await episodes.playerSettings(ctx.db, currentUser(req));
       const marks = await marksOf(ctx, currentUser(req), [episode]);
       render(res, 'episode', {
         title: episode.title ?? episode.enclosureUrl ?? 'Episode',
@@ -92,10 +92,10 @@ export function listeningRoutes(ctx: ApiContext): Router {
         marks,
         next: nextInQueue(marks.queue, episode.id),
         previous: previousInQueue(marks.queue, episode.id),
-        speeds: listening.SPEEDS,
-        speed: await listening.speedFor(ctx.db, currentUser(req), episode, settings.speed),
+        speeds: episodes.SPEEDS,
+        speed: await episodes.speedFor(ctx.db, currentUser(req), episode, settings.speed),
         skips: settings,
-        declared: await documents.declaredOf(ctx, episode.id),
+        declared: await feeds.declaredOf(ctx, episode.id),
         back: req.originalUrl,
         // queue.js: Up next's dragging, when that page is shown in place.
         scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js', '/static/queue.js'],
@@ -108,14 +108,14 @@ export function listeningRoutes(ctx: ApiContext): Router {
   // where the feed says on the first request: only for a subscriber, like the episode's page.
   route(r, '/web/episodes/:id/chapters', {
     get: async (req, res) => {
-      const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
-      res.set('Cache-Control', 'private, no-cache').json(await documents.chaptersOf(ctx, episode.id));
+      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
+      res.set('Cache-Control', 'private, no-cache').json(await feeds.chaptersOf(ctx, episode.id));
     },
   });
   route(r, '/web/episodes/:id/transcript', {
     get: async (req, res) => {
-      const episode = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
-      res.set('Cache-Control', 'private, no-cache').json(await documents.transcriptOf(ctx, episode.id));
+      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
+      res.set('Cache-Control', 'private, no-cache').json(await feeds.transcriptOf(ctx, episode.id));
     },
   });
   // The player's writes (fetch, or sendBeacon when the page is left): 204, nothing to show.
@@ -127,7 +127,7 @@ export function listeningRoutes(ctx: ApiContext): Router {
       const sentAt = formField(req, 'at');
       const when = sentAt ? parseTimestamp(sentAt) : undefined;
       if (sentAt && !when) throw new PageError(400, 'at: an ISO 8601 time with its zone');
-      await listening.savePosition(ctx.db, currentUser(req), String(req.params.id), {
+      await episodes.savePosition(ctx.db, currentUser(req), String(req.params.id), {
         started: seconds(req, 'started'),
         position,
         total: total === 0 ? undefined : total,
@@ -140,14 +140,14 @@ export function listeningRoutes(ctx: ApiContext): Router {
   route(r, '/web/episodes/:id/speed', {
     post: async (req, res) => {
       const speed = Number(formField(req, 'speed'));
-      await listening.setSpeed(ctx.db, currentUser(req), String(req.params.id), speed);
+      await episodes.setSpeed(ctx.db, currentUser(req), String(req.params.id), speed);
       res.status(204).end();
     },
   });
   route(r, '/web/episodes/:id/played', {
     post: async (req, res) => {
       const id = String(req.params.id);
-      await listening.markPlayed(ctx.db, currentUser(req), id);
+      await episodes.markPlayed(ctx.db, currentUser(req), id);
       res.redirect(303, backTo(req, `/web/episodes/${id}`));
     },
   });

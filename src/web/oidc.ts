@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { ApiContext } from '../api-context';
-import { signInVouched } from '../auth/identities';
+import { signInVouched } from '../auth/service';
 import { SignInRefused } from '../errors';
 import { route } from '../http/method';
 import { PageError } from './errors';

@@ -3,11 +3,8 @@ import { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import * as favourites from '../episodes/favourites';
-import * as records from '../episodes/records';
-import { syncIdOf } from '../episodes/records';
-import * as listening from '../episodes/listening';
-import * as queue from '../queue/up-next';
+import * as episodes from '../episodes/service';
+import * as queue from '../queue/service';
 import { PageError } from './errors';
 import { duration, when } from './format';
 import { formField } from './session';
@@ -23,16 +20,16 @@ type Shown = { id: string; enclosureUrl: string | null };
 export async function marksOf(ctx: ApiContext, userId: number, shown: Shown[]) {
   const withAudio = shown.filter((e): e is Shown & { enclosureUrl: string } => e.enclosureUrl !== null);
   const [favs, q] = await Promise.all([
-    favourites.favouritesAmong(
+    episodes.favouritesAmong(
       ctx.db,
       userId,
-      withAudio.map((e) => syncIdOf(e.enclosureUrl)),
+      withAudio.map((e) => episodes.syncIdOf(e.enclosureUrl)),
     ),
     queue.read(ctx.db, userId),
   ]);
   const queued = new Set(q.items.map((i) => i.itemId));
   return {
-    favourite: new Set(withAudio.filter((e) => favs.has(syncIdOf(e.enclosureUrl))).map((e) => e.id)),
+    favourite: new Set(withAudio.filter((e) => favs.has(episodes.syncIdOf(e.enclosureUrl))).map((e) => e.id)),
     queued: new Set(shown.filter((e) => queued.has(e.id)).map((e) => e.id)),
     queue: q.items,
   };
@@ -73,7 +70,7 @@ function itemId(req: Request): string {
 
 /** The feed episode of the path, as the queue and the favourites name it. */
 async function named(ctx: ApiContext, req: Request) {
-  const e = await listening.episode(ctx.db, currentUser(req), String(req.params.id));
+  const e = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
   if (e.enclosureUrl === null) throw new PageError(400, 'The feed gives no audio for this episode.');
   return { podcastUrl: e.feedUrl, enclosureUrl: e.enclosureUrl, episodeGuid: e.guid };
 }
@@ -87,11 +84,11 @@ async function refusing<T>(work: Promise<T>): Promise<T> {
 }
 
 /** Sets or clears a favourite now; what cannot be named or passes the bound is the page's 400. */
-async function setFavourite(ctx: ApiContext, req: Request, episode: records.EpisodeIdentity, value: boolean) {
+async function setFavourite(ctx: ApiContext, req: Request, episode: episodes.EpisodeIdentity, value: boolean) {
   const userId = currentUser(req);
-  const [e] = await records.resolveEpisodes(ctx.db, userId, [episode]);
+  const [e] = await episodes.resolveEpisodes(ctx.db, userId, [episode]);
   if (e === undefined || isRefusal(e)) throw new PageError(400, e?.reason ?? 'No such episode');
-  const [refused] = await favourites.change(
+  const [refused] = await episodes.changeFavourites(
     ctx.db,
     userId,
     [{ episode: e, value, at: new Date(), index: 0 }],
@@ -173,7 +170,7 @@ export function queueRoutes(ctx: ApiContext): Router {
   });
   route(r, '/web/favourites', {
     get: async (req, res) => {
-      const list = await favourites.list(ctx.db, currentUser(req), ctx.config.favouritesMax);
+      const list = await episodes.listFavourites(ctx.db, currentUser(req), ctx.config.favouritesMax);
       render(res, 'favourites', {
         title: 'Favourites',
         section: 'favourites',

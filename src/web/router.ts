@@ -1,7 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { ApiContext } from '../api-context';
-import * as accounts from '../auth/accounts';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
 import { clientKey, type AuthLimits } from '../http/limits';
 import { route } from '../http/method';
 import { accountRoutes } from './account';
@@ -111,7 +110,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
       const username = formField(req, 'username') ?? '';
       const password = formField(req, 'password') ?? '';
       const userId = await limits.login.attempt(clientKey(req, username), () =>
-        accounts.checkPassword(ctx.db, username, password),
+        auth.checkPassword(ctx.db, username, password),
       );
       await signInAs(ctx, req, res, userId);
       res.redirect(303, safeNext(formField(req, 'next')));
@@ -122,7 +121,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
       signedIn,
       checkCsrf,
       async (req, res) => {
-        await accounts.closeBrowserSession(ctx, res.locals.session!);
+        await auth.closeBrowserSession(ctx, res.locals.session!);
         endSession(req, res);
         res.redirect(303, '/?signed_out');
       },

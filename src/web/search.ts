@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { ApiContext } from '../api-context';
-import { preview } from '../directory/preview';
-import * as directory from '../directory/search';
-import { fetcherSettings } from '../feeds/fetcher';
+import * as directory from '../directory/service';
+import { preview } from '../directory/service';
+import { fetcherSettings } from '../feeds/service';
 import { route } from '../http/method';
 import { duration } from './format';
 import { render } from './views';

@@ -1,8 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
-import * as accounts from '../auth/accounts';
-import * as auth from '../auth/credentials';
+import * as auth from '../auth/service';
 import { PageError } from './errors';
 
 // The web page's sign-in: a browser session in a cookie of its own (never the gpodder API's sessionid),
@@ -15,7 +14,7 @@ const PRESESSION_COOKIE = 'castsync_csrf';
 declare module 'express-serve-static-core' {
   interface Locals {
     /** The signed-in user of a web page, with the token their forms carry. */
-    account?: accounts.Account;
+    account?: auth.Account;
     session?: string;
     csrf?: string;
   }
@@ -36,7 +35,7 @@ export function setCookie(req: Request, res: Response, name: string, value: stri
 }
 
 function startSession(req: Request, res: Response, token: string): void {
-  setCookie(req, res, SESSION_COOKIE, token, `SameSite=Lax; Max-Age=${accounts.BROWSER_SESSION_TTL_SECONDS}`);
+  setCookie(req, res, SESSION_COOKIE, token, `SameSite=Lax; Max-Age=${auth.BROWSER_SESSION_TTL_SECONDS}`);
 }
 
 export function endSession(req: Request, res: Response): void {
@@ -81,7 +80,7 @@ export const formField = (req: Request, name: string): string | undefined => {
 };
 
 /** This request is the account's, in the browser session with this cookie value. */
-function signedInWith(req: Request, res: Response, account: accounts.Account, token: string): void {
+function signedInWith(req: Request, res: Response, account: auth.Account, token: string): void {
   res.locals.account = account;
   res.locals.session = token;
   res.locals.csrf = csrfOf(token);
@@ -96,7 +95,7 @@ export function loadSession(ctx: ApiContext): RequestHandler {
   return async (req, res, next) => {
     const token = cookie(req, SESSION_COOKIE);
     const userId = token ? await auth.authenticateBrowser(ctx, token) : undefined;
-    const account = userId === undefined ? undefined : await accounts.account(ctx.db, userId);
+    const account = userId === undefined ? undefined : await auth.account(ctx.db, userId);
     if (account && token) signedInWith(req, res, account, token);
     next();
   };
@@ -104,8 +103,8 @@ export function loadSession(ctx: ApiContext): RequestHandler {
 
 /** Signs the browser in as the user: a new browser session, its cookie, and this request is theirs. */
 export async function signInAs(ctx: ApiContext, req: Request, res: Response, userId: number): Promise<void> {
-  const token = await accounts.openBrowserSession(ctx.db, userId, req.headers['user-agent']);
-  const account = await accounts.account(ctx.db, userId);
+  const token = await auth.openBrowserSession(ctx.db, userId, req.headers['user-agent']);
+  const account = await auth.account(ctx.db, userId);
   startSession(req, res, token);
   if (account) signedInWith(req, res, account, token);
 }

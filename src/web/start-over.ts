@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { ApiContext } from '../api-context';
-import * as deletions from '../deletions/requests';
+import * as deletions from '../deletions/service';
 import { InvalidInput } from '../errors';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';

@@ -1,13 +1,13 @@
 import { Router, type Request, type Response } from 'express';
 import multer from 'multer';
 import type { ApiContext } from '../api-context';
-import * as deletions from '../deletions/requests';
+import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
-import { exportOpml, importOpml } from '../opml/import-export';
-import * as queue from '../queue/up-next';
+import { exportOpml, importOpml } from '../opml/service';
+import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
-import { parseGuid } from '../subscriptions/urls';
+import { parseGuid } from '../subscriptions/service';
 import { again, PageError } from './errors';
 import { formField } from './session';
 import { render, type Notice } from './views';

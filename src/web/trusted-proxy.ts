@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { inRanges } from '../addresses';
 import type { ApiContext } from '../api-context';
-import { signInVouched } from '../auth/identities';
+import { signInVouched } from '../auth/service';
 import { signInAs } from './session';
 
 /**

@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import pino from 'pino';
 import { createApp, type AppState } from '../../src/app';
 import { AuthCache } from '../../src/auth/cache';
-import { addUser } from '../../src/auth/credentials';
+import { addUser } from '../../src/auth/service';
 import { loadConfig, type Config } from '../../src/config';
 import { createPool, type Db } from '../../src/db/pool';
 import { Foreground } from '../../src/jobs/foreground';

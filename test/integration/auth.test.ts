@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
-import { createAppPasswordFor, revokeAppPasswordById, setPassword } from '../../src/auth/credentials';
+import { createAppPasswordFor, revokeAppPasswordById, setPassword } from '../../src/auth/service';
 import { AuthCache, listenForCredentialChanges } from '../../src/auth/cache';
 import pino from 'pino';
 import argon2 from 'argon2';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { approveLoginFlow } from '../../src/auth/credentials';
+import { approveLoginFlow } from '../../src/auth/service';
 import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // The call sequences today's apps send, with their headers, replayed through HTTP. A Nextcloud-mode app's

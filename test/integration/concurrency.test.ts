@@ -1,4 +1,4 @@
-import { record, since } from '../../src/episodes/actions';
+import { record, since } from '../../src/episodes/service';
 import { as, testApp, type TestApp } from '../helpers/app';
 import { readAll } from '../helpers/episodes';
 

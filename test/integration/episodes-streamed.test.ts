@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DOWNLOAD_PAGE, record, since, type EpisodeAction } from '../../src/episodes/actions';
+import { DOWNLOAD_PAGE, record, since, type EpisodeAction } from '../../src/episodes/service';
 import { clientTimestamp } from '../../src/gpodder/sync-time';
 import { as, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { readAll } from '../helpers/episodes';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
-import { performDeletion } from '../../src/deletions/requests';
+import { performDeletion } from '../../src/deletions/service';
 import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 let t: TestApp;

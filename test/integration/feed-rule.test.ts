@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
-import { performDeletion, requestDeletion } from '../../src/deletions/requests';
+import { performDeletion, requestDeletion } from '../../src/deletions/service';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { podcastGuid } from '../../src/subscriptions/urls';
 import { feedServer, redirect, rss, xml } from '../helpers/feed-server';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { InvalidInput } from '../../src/errors';
-import { readGpodderArchive, readGpodderArchiveFile, runImport, type FileBytes } from '../../src/transfer/run-import';
+import { readGpodderArchive, readGpodderArchiveFile, runImport, type FileBytes } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { ARCHIVE_LIMITS, FEEDS, pythonJson, realisticMembers, U1, U2, writeArchive } from '../helpers/gpodder-archive';
 

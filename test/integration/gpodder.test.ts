@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { approveLoginFlow, createAppPasswordFor } from '../../src/auth/credentials';
+import { approveLoginFlow, createAppPasswordFor } from '../../src/auth/service';
 import { as, sessionCookieOf, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import { as, expectError, testApp, type TestApp, type TestUser } from '../helper
 import { capturedLogger } from '../helpers/logs';
 import { signedInAgent } from '../helpers/web';
 import { openApiDocument } from '../../src/openapi';
-import { runImport } from '../../src/transfer/run-import';
+import { runImport } from '../../src/transfer/service';
 import { feedServer } from '../helpers/feed-server';
 import { ARCHIVE_LIMITS, writeArchive } from '../helpers/gpodder-archive';
 import { runImportJob } from '../../src/transfer/jobs';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import request from 'supertest';
 import * as archiving from '../../src/auth/archiving';
 import { signInVouched } from '../../src/auth/identities';
-import { addUser, createAppPasswordFor } from '../../src/auth/credentials';
+import { addUser, createAppPasswordFor } from '../../src/auth/service';
 import { AccountArchived, InvalidInput } from '../../src/errors';
 import { DEFAULT_KEEP as KEEP } from '../../src/transfer/archive';
 import {
@@ -24,7 +24,7 @@ import {
   parseArchive,
   restoreArchived,
   runImport,
-} from '../../src/transfer/run-import';
+} from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { rowsOfUser } from '../helpers/db';
 import { csrfOf } from '../helpers/web';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
-import { deletionTasks } from '../../src/deletions/requests';
+import { deletionTasks } from '../../src/deletions/service';
 import { holdLiveness } from '../../src/jobs/liveness';
 import { startWorker, type Worker } from '../../src/jobs/worker';
 import { as, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';

@@ -12,7 +12,7 @@ import {
   runImport,
   type ImportSource,
   type Summary,
-} from '../../src/transfer/run-import';
+} from '../../src/transfer/service';
 import type { RemoteLimits } from '../../src/transfer/remote';
 import { ARCHIVE_LIMITS } from '../helpers/gpodder-archive';
 

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { approveLoginFlow } from '../../src/auth/credentials';
+import { approveLoginFlow } from '../../src/auth/service';
 import { testApp, type TestApp } from '../helpers/app';
 
 // Music Assistant's gPodder provider (music_assistant/providers/gpodder), replayed

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { archiveTextOf } from '../../src/transfer/archive';
-import { runImport } from '../../src/transfer/run-import';
+import { runImport } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer, xml } from '../helpers/feed-server';
 import { capturedLogger } from '../helpers/logs';

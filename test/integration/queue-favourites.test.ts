@@ -1,4 +1,4 @@
-import { exportArchive } from '../../src/transfer/run-import';
+import { exportArchive } from '../../src/transfer/service';
 import { DEFAULT_KEEP, importArchive } from '../../src/transfer/archive';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import request from 'supertest';
-import { deletionTasks } from '../../src/deletions/requests';
+import { deletionTasks } from '../../src/deletions/service';
 import { startWorker, type Worker } from '../../src/jobs/worker';
 import { ISO_MS, as, expectError, sleep, testApp, type TestApp } from '../helpers/app';
 

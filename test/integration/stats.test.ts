@@ -1,6 +1,6 @@
 import request from 'supertest';
 import Ajv2020 from 'ajv/dist/2020';
-import * as stats from '../../src/stats/summary';
+import * as stats from '../../src/stats/service';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
 

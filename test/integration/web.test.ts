@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { pollLoginFlow, startLoginFlow } from '../../src/auth/credentials';
+import { pollLoginFlow, startLoginFlow } from '../../src/auth/service';
 import { setAdmin } from '../../src/auth/accounts';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';

@@ -5,7 +5,7 @@ import { archivedAccount } from '../../src/auth/archiving';
 import { loadConfig } from '../../src/config';
 import { DEFAULT_KEEP } from '../../src/transfer/archive';
 import { ARCHIVE_IDLE_TASK, idleTasks } from '../../src/transfer/idle';
-import { restoreArchived } from '../../src/transfer/run-import';
+import { restoreArchived } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 import { cliAsync, cliWatched } from '../helpers/process';

@@ -1,6 +1,6 @@
 import { Refusal } from '../../errors';
-import { parseGuid } from '../../subscriptions/urls';
-import type { EpisodeRef, SyncAction } from '../../sync/batch';
+import { parseGuid } from '../../subscriptions/service';
+import type { EpisodeRef, SyncAction } from '../../sync/service';
 import { storable, unstorableAt, UNSTORABLE_REASON } from '../../text';
 import { parseTimestamp } from '../../timestamps';
 

@@ -1,4 +1,4 @@
-import type { Entity, Outcome, Stamped, SyncAction, SyncEpisode, SyncSubscription } from '../../sync/batch';
+import type { Entity, Outcome, Stamped, SyncAction, SyncEpisode, SyncSubscription } from '../../sync/service';
 import { iso } from '../../timestamps';
 
 // Entities and results in the draft's field names (snake_case, RFC 3339 times in UTC with milliseconds).

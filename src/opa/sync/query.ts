@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { ApiContext } from '../../api-context';
-import { parseGuid } from '../../subscriptions/urls';
+import { parseGuid } from '../../subscriptions/service';
 import { parseTimestamp } from '../../timestamps';
 import { BadRequest } from '../errors';
 

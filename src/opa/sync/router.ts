@@ -9,7 +9,7 @@ import { error, json, jsonBody, type Documenter } from '../../http/openapi';
 import { authErrors, requireUser, secured } from '../auth';
 import { BadRequest, opaError, urlRefused, ValidationFailed } from '../errors';
 import { jsonParser, storableInput } from '../../http/text-edge';
-import * as sync from '../../sync/batch';
+import * as sync from '../../sync/service';
 import { iso } from '../../timestamps';
 import { echo, parseAction } from './parse';
 import { present, presentChange, presentSubscription } from './present';
