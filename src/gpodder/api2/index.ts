@@ -10,22 +10,22 @@ import { documentSyncDevices, syncDeviceRoutes } from './sync-devices';
 // The gpodder.net API v2, a file per resource, each registering its routes on the router it is given and
 // documenting them beside them.
 
-const parts = [
-  [loginRoutes, documentLogin],
-  [favoriteRoutes, documentFavorites],
-  [deviceRoutes, documentDevices],
-  [subscriptionRoutes, documentSubscriptions],
-  [syncDeviceRoutes, documentSyncDevices],
-] as const;
-
 /** The gpodder.net API v2: login, favourites, devices, subscriptions and device synchronisation. */
 export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
-  for (const [register] of parts) register(r, ctx, user);
+  loginRoutes(r, ctx, user);
+  favoriteRoutes(r, ctx, user);
+  deviceRoutes(r, ctx, user);
+  subscriptionRoutes(r, ctx, user);
+  syncDeviceRoutes(r, ctx, user);
   return r;
 }
 
 /** The gpodder.net v2 routes of this folder, documented beside them. */
 export const documentApi2: Documenter = (r) => {
-  for (const [, document] of parts) document(r);
+  documentLogin(r);
+  documentFavorites(r);
+  documentDevices(r);
+  documentSubscriptions(r);
+  documentSyncDevices(r);
 };
