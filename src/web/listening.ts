@@ -8,7 +8,7 @@ import * as subscriptions from '../subscriptions/service';
 import { parseTimestamp } from '../timestamps';
 import { PageError } from './errors';
 import { duration, when } from './format';
-import { marksOf, nextInQueue, previousInQueue } from './queue';
+import { marksOf, nextInQueue, previousInQueue } from './queue/marks';
 import { formField } from './session';
 import { guidOf } from './subscriptions';
 import { render } from './views';
