@@ -50,49 +50,48 @@ async function* actionsAnswer(read: string[], rest: AsyncGenerator<string, Date,
   }
 }
 
-/** Episode actions over gpodder.net v2 and the Nextcloud gpoddersync dialect. */
-export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
-  const r = Router();
-  /**
-   * Stores what it can of a batch and answers 200 (apps re-send a whole batch after any failure): what was
-   * skipped is logged with its index and reason, and named in the answer's extra key `skipped`.
-   */
-  const upload = async (req: Request) => {
-    const userId = currentUser(req);
-    const list = actionList(req.body);
-    const done = await recordInterchange(ctx.db, userId, list, new Date());
-    const skipped = done.skipped;
-    // The device of the report: the one the actions name, if they name one valid device id (Nextcloud-mode
-    // apps name none; a hostile one is no device).
-    const named = new Set(list.map((a) => (a as { device?: unknown } | null)?.device));
-    const only = named.size === 1 ? [...named][0] : undefined;
-    const device = typeof only === 'string' && DEVICE_ID.test(only) ? only : undefined;
-    if (skipped.length > 0) {
-      ctx.logger.warn(
-        { component: 'gpodder', userId, device, skipped: skipped.slice(0, 20), count: skipped.length },
-        'episode actions skipped',
-      );
-    }
-    await devices.noteReport(ctx.db, userId, {
-      device,
-      client: req.headers['user-agent'],
-      kind: 'episode actions',
-      sent: { actions: list.length },
-      skipped: skipped.map((s) => ({ item: `action ${s.index}`, reason: s.reason })),
-    });
-    return {
-      timestamp: clientTimestamp(done.changedAt),
-      update_urls: done.rewritten,
-      ...(skipped.length > 0 && { skipped }),
-    };
+/**
+ * Stores what it can of a batch and answers 200 (apps re-send a whole batch after any failure): what was
+ * skipped is logged with its index and reason, and named in the answer's extra key `skipped`.
+ */
+async function upload(ctx: ApiContext, req: Request) {
+  const userId = currentUser(req);
+  const list = actionList(req.body);
+  const done = await recordInterchange(ctx.db, userId, list, new Date());
+  const skipped = done.skipped;
+  // The device of the report: the one the actions name, if they name one valid device id (Nextcloud-mode
+  // apps name none; a hostile one is no device).
+  const named = new Set(list.map((a) => (a as { device?: unknown } | null)?.device));
+  const only = named.size === 1 ? [...named][0] : undefined;
+  const device = typeof only === 'string' && DEVICE_ID.test(only) ? only : undefined;
+  if (skipped.length > 0) {
+    ctx.logger.warn(
+      { component: 'gpodder', userId, device, skipped: skipped.slice(0, 20), count: skipped.length },
+      'episode actions skipped',
+    );
+  }
+  await devices.noteReport(ctx.db, userId, {
+    device,
+    client: req.headers['user-agent'],
+    kind: 'episode actions',
+    sent: { actions: list.length },
+    skipped: skipped.map((s) => ({ item: `action ${s.index}`, reason: s.reason })),
+  });
+  return {
+    timestamp: clientTimestamp(done.changedAt),
+    update_urls: done.rewritten,
+    ...(skipped.length > 0 && { skipped }),
   };
-  /**
-   * `{"actions":[...],"timestamp":T}`: the actions come as JSON text, written by PostgreSQL as clients read
-   * them, a page at a time. An answer of one page goes at once, with its length; a longer one is written as
-   * its pages come, and `timestamp` (which follows the actions) once the last is read
-   * (docs/decisions/streamed-downloads.md).
-   */
-  const download: RequestHandler = async (req, res) => {
+}
+
+/**
+ * `{"actions":[...],"timestamp":T}`: the actions come as JSON text, written by PostgreSQL as clients read
+ * them, a page at a time. An answer of one page goes at once, with its length; a longer one is written as
+ * its pages come, and `timestamp` (which follows the actions) once the last is read
+ * (docs/decisions/streamed-downloads.md).
+ */
+function downloadActions(ctx: ApiContext): RequestHandler {
+  return async (req, res) => {
     const query = req.query as Record<string, unknown>;
     const pages = episodes.since(ctx.db, currentUser(req), {
       since: parseSince(query.since),
@@ -110,6 +109,12 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
     }
     await sendStreamed(res, actionsAnswer([first.value as string, second.value], pages));
   };
+}
+
+/** Episode actions over gpodder.net v2 and the Nextcloud gpoddersync dialect. */
+export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
+  const r = Router();
+  const download = downloadActions(ctx);
   route(
     r,
     '/api/2/episodes/:user.json',
@@ -118,7 +123,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
       post: [
         anyJson,
         async (req, res) => {
-          res.json(await upload(req));
+          res.json(await upload(ctx, req));
         },
       ],
     },
@@ -140,7 +145,7 @@ export function episodeRoutes(ctx: ApiContext, user: RequestHandler): Router {
         post: [
           anyJson,
           async (req, res) => {
-            const done = await upload(req);
+            const done = await upload(ctx, req);
             res.json({ timestamp: done.timestamp, ...(done.skipped && { skipped: done.skipped }) });
           },
         ],

@@ -4,7 +4,7 @@ import * as auth from '../auth/service';
 import { currentUser } from '../http/credentials';
 import { NotFound } from './errors';
 import { route } from '../http/method';
-import { uploadChanges } from './api2';
+import { uploadChanges } from './api2/subscriptions';
 import { pull } from './feeds';
 import { anyJson, anyText, baseUrl } from './http';
 import { parseSince } from './sync-time';

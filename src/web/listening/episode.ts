@@ -1,0 +1,38 @@
+import * as episodes from '../../episodes/service';
+import * as feeds from '../../feeds/service';
+import type { Router } from 'express';
+import type { ApiContext } from '../../api-context';
+import { currentUser } from '../../http/credentials';
+import { route } from '../../http/method';
+import { duration, when } from '../format';
+import { marksOf, nextInQueue, previousInQueue } from '../queue/marks';
+import { render } from '../views';
+
+/** An episode's page, with the player. */
+export function episodeRoutes(r: Router, ctx: ApiContext): void {
+  route(r, '/web/episodes/:id', {
+    get: async (req, res) => {
+      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
+      const settings = await episodes.playerSettings(ctx.db, currentUser(req));
+      const marks = await marksOf(ctx, currentUser(req), [episode]);
+      render(res, 'episode', {
+        title: episode.title ?? episode.enclosureUrl ?? 'Episode',
+        // A feed's episode: the player is a page of the subscriptions, whichever page led to it.
+        section: 'subscriptions',
+        episode,
+        marks,
+        next: nextInQueue(marks.queue, episode.id),
+        previous: previousInQueue(marks.queue, episode.id),
+        speeds: episodes.SPEEDS,
+        speed: await episodes.speedFor(ctx.db, currentUser(req), episode, settings.speed),
+        skips: settings,
+        declared: await feeds.declaredOf(ctx, episode.id),
+        back: req.originalUrl,
+        // queue.js: Up next's dragging, when that page is shown in place.
+        scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js', '/static/queue.js'],
+        when,
+        duration,
+      });
+    },
+  });
+}
