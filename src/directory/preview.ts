@@ -1,7 +1,7 @@
 import { fetchFeed, FetchFailed, type FetchLimits } from '../feeds/fetch';
 import type { AddressPolicy } from '../feeds/address-policy';
 import { FeedParseError, parseFeed, type FeedItem } from '../feeds/parse';
-import type { Logger } from '../logger';
+import { urlForLog, type Logger } from '../logger';
 import { checkFeedUrl } from '../subscriptions/urls';
 
 // A feed as a person sees it before subscribing: fetched now, under the fetcher's address policy and
@@ -56,7 +56,7 @@ export async function preview(
     };
   } catch (err) {
     if (!(err instanceof FetchFailed || err instanceof FeedParseError)) throw err;
-    logger.info({ url: checked.feedUrl, reason: err.message }, 'feed preview failed');
+    logger.info({ url: urlForLog(checked.feedUrl), reason: err.message }, 'feed preview failed');
     const why = err instanceof FeedParseError ? 'it is not a feed' : err.message;
     return { ok: false, message: `The feed could not be previewed: ${why}.` };
   }

@@ -1,4 +1,5 @@
 import type { Context } from '../context';
+import { urlForLog } from '../logger';
 import { jsonChapters, DocumentError, type Chapter } from './chapters';
 import { answerRefusal, DOCUMENT_TYPES, keptFromRefused, NOT_HAD } from './document-policy';
 import { fetchDocument, FetchFailed } from './fetch';
@@ -116,7 +117,10 @@ async function document<T>(
       throw err;
     }
     if ('error' in outcome)
-      ctx.logger.info({ component: 'feeds', itemId, kind, url, reason: outcome.error }, 'item document not had');
+      ctx.logger.info(
+        { component: 'feeds', itemId, kind, url: urlForLog(url), reason: outcome.error },
+        'item document not had',
+      );
     await repo.saveCopy(ctx.db, itemId, kind, url, outcome);
     return 'error' in outcome ? { error: NOT_HAD } : { content: outcome.content };
   })();

@@ -3,7 +3,7 @@ import { withTransaction, type Db } from '../db/pool';
 import type { TaskList } from '../jobs/worker';
 import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
-import type { Logger } from '../logger';
+import { urlForLog, type Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
 import { podcastGuid, urlHashOf } from '../subscriptions/urls';
 import { noteFeeds, pacedLooks } from './discover';
@@ -101,7 +101,8 @@ async function fetchOne(
   feed: repo.FeedRow,
   signal: AbortSignal,
 ): Promise<Outcome> {
-  const log = logger.child({ component: 'feeds', feedUrl: feed.feed_url });
+  // A private feed's URL carries its password or token: the log has neither (urlForLog).
+  const log = logger.child({ component: 'feeds', feedUrl: urlForLog(feed.feed_url) });
   try {
     const res = await fetchFeed(
       feed.feed_url,
@@ -116,7 +117,7 @@ async function fetchOne(
       await repo.saveFetched(tx, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
       if (facts) await repo.saveItems(tx, feed.url_hash, facts.items);
     });
-    if (move) log.info({ movedTo, source: move.source }, 'feed moved');
+    if (move) log.info({ movedTo: urlForLog(move.to), source: move.source }, 'feed moved');
     await applyLearnt(db, log, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, move);
     return res.kind === 'body' ? 'fetched' : 'not_modified';
   } catch (err) {

@@ -87,6 +87,7 @@ let letGo: () => void;
 const held = new Promise<void>((resolve) => (letGo = resolve));
 const heldName = (k: number) => `Held ${String(k).padStart(3, '0')}`;
 
+let refusingPort: number;
 /** A loopback port nothing listens on: a connection there is refused. */
 async function closedPort(): Promise<number> {
   const s = net.createServer();
@@ -98,7 +99,7 @@ async function closedPort(): Promise<number> {
 
 beforeAll(async () => {
   t = await testApp(LOOPBACK, appLog.logger);
-  const refusing = await closedPort();
+  refusingPort = await closedPort();
   server = await feedServer({
     '/chapters.json': xml(CHAPTERS, { 'content-type': 'application/json+chapters' }),
     '/t.vtt': xml(VTT, { 'content-type': 'text/vtt' }),
@@ -160,8 +161,8 @@ beforeAll(async () => {
     titled('Untyped', `<podcast:transcript url="${s('/untyped.srt')}" type="application/x-subrip"/>`),
     titled(
       'Unreachable',
-      `<podcast:transcript url="http://127.0.0.1:${refusing}/t.vtt" type="text/vtt"/>
-       <podcast:chapters url="http://127.0.0.1:${refusing}/c.json" type="application/json+chapters"/>`,
+      `<podcast:transcript url="http://member:doc-pass@127.0.0.1:${refusingPort}/t.vtt?token=doc-token" type="text/vtt"/>
+       <podcast:chapters url="http://127.0.0.1:${refusingPort}/c.json" type="application/json+chapters"/>`,
     ),
     ...Array.from({ length: HELD }, (_, k) =>
       titled(heldName(k), `<podcast:transcript url="${s(`/held/${k}.vtt`)}" type="text/vtt"/>`),
@@ -379,6 +380,9 @@ test('the person is told the document could not be had, never what the network a
   // The copy kept of the failure is served the same way.
   expect((await web.agent.get(`/web/episodes/${id}/transcript`)).body).toEqual({ cues: [], error: NOT_HAD });
   expect(reasons().filter((r) => r.startsWith('ECONNREFUSED'))).toHaveLength(2);
+  // A private feed's document address carries its password or token: the log has neither.
+  expect(appLog.lines.map((l) => l.url)).toContain(`http://[redacted]@127.0.0.1:${refusingPort}/t.vtt?[redacted]`);
+  expect(appLog.raw.join('\n')).not.toMatch(/doc-pass|doc-token|member/);
 });
 
 test('a kept copy is not served by a process whose policy refuses the address it came from', async () => {

@@ -249,6 +249,24 @@ describe('fetching feeds', () => {
     expect(logged.find((l) => l.feedUrl === fixture.url('/to-metadata'))).toMatchObject({ outcome: 'refused' });
   });
 
+  test("a private feed's password and token stay out of the fetcher's log, whether it fails or moves", async () => {
+    const u = await t.user('private');
+    const secretly = (p: string) =>
+      fixture.url(p).replace('http://', 'http://listener:hunter2-pass@') + '?token=tok-42';
+    const post = await as(t, u).post('/v1/subscriptions', {
+      subscriptions: ['/not-found', '/r301'].map((p) => ({ feed_url: secretly(p) })),
+    });
+    expect(post.body.success).toHaveLength(2);
+    const lines = captured.lines.length;
+    await fetchAll();
+    const written = captured.raw.slice(lines);
+    const failed = captured.lines.slice(lines).find((l) => l.msg === 'feed fetch failed');
+    const moved = captured.lines.slice(lines).find((l) => l.msg === 'feed moved');
+    expect(failed?.feedUrl).toBe(fixture.url('/not-found').replace('http://', 'http://[redacted]@') + '?[redacted]');
+    expect(moved?.movedTo).toBe(fixture.url('/moved-here').replace('http://', 'http://[redacted]@'));
+    for (const secret of ['hunter2', 'listener', 'tok-42']) expect(written.join('\n')).not.toContain(secret);
+  });
+
   test('OPML exports carry the titles and web pages the fetcher learnt, the URL where none is known', async () => {
     const { u, api } = await subscribed(['/rss', '/no-such-feed']);
     await fetchAll();
