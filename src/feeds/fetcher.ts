@@ -35,8 +35,6 @@ export const fetcherSettings = (config: Config): FetcherSettings => ({
   refreshSeconds: config.feedRefreshInterval,
 });
 
-/** A feed taken for a fetch is someone else's again after this long, should its fetcher die. */
-const LEASE_SECONDS = 600;
 /** After n failures in a row: 10 minutes × 2^(n-1), at most a week. */
 const backoffSeconds = (failures: number) => Math.min(600 * 2 ** Math.max(0, failures - 1), 7 * 24 * 3600);
 
@@ -193,7 +191,7 @@ export async function fetchDueFeeds(
   while (!signal.aborted && Date.now() < until) {
     // Feeds subscribed to while a long run goes on are found between its batches (at the looks' pace).
     await look();
-    const due = await repo.claimDue(ctx.db, s.concurrency * 4, LEASE_SECONDS);
+    const due = await repo.claimDue(ctx.db, s.concurrency * 4, repo.LEASE_SECONDS);
     if (due.length === 0) break;
     await politely(due, s, async (feed) => {
       await foreground.turn(signal);
