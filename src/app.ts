@@ -18,7 +18,7 @@ import { routeTemplate } from './http/method';
 import { opsRoutes } from './http/ops';
 import { Foreground, idleForeground } from './jobs/foreground';
 import { countJobs } from './jobs/queue';
-import type { Logger } from './logger';
+import { requestUrlForLog, type Logger } from './logger';
 import { gpodderRouter } from './gpodder/router';
 import { opaRouter } from './opa/router';
 import { opaSyncRouter } from './opa/sync/router';
@@ -106,10 +106,10 @@ export function createApp({
         customSuccessObject: (req, res, line: object) => ({ ...line, ...outcome(req, res) }),
         customErrorObject: (req, res, _err, line: object) => ({ ...line, ...outcome(req, res) }),
         serializers: {
-          req: (req: { id: unknown; method: string; url: string }) => ({
+          req: (req: { id: unknown; method: string; url: string; originalUrl?: string }) => ({
             id: req.id,
             method: req.method,
-            url: req.url,
+            url: requestUrlForLog(req.originalUrl ?? req.url),
           }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },

@@ -3,7 +3,8 @@ import { InvalidInput } from '../errors';
 
 /** Device ids as clients make them (Kasts uses host names, with dots). */
 export const DEVICE_ID = /^[A-Za-z0-9._-]{1,64}$/;
-export const DEVICE_TYPES = ['desktop', 'laptop', 'mobile', 'server', 'other'] as const;
+/** gpodder.net's device types, all of them (mygpo's `Client.TYPES` in mygpo/users/models.py). */
+export const DEVICE_TYPES = ['desktop', 'laptop', 'mobile', 'server', 'tablet', 'other'] as const;
 export type DeviceType = (typeof DEVICE_TYPES)[number];
 export type Device = { id: string; caption: string; type: DeviceType; lastSeen: Date };
 

@@ -7,7 +7,7 @@ import {
   type FetchLimits,
   parseFeed,
 } from '../feeds/service';
-import type { Logger } from '../logger';
+import { urlForLog, type Logger } from '../logger';
 import { checkFeedUrl } from '../subscriptions/service';
 
 // A feed as a person sees it before subscribing: fetched now, under the fetcher's address policy and
@@ -62,7 +62,7 @@ export async function preview(
     };
   } catch (err) {
     if (!(err instanceof FetchFailed || err instanceof FeedParseError)) throw err;
-    logger.info({ url: checked.feedUrl, reason: err.message }, 'feed preview failed');
+    logger.info({ url: urlForLog(checked.feedUrl), reason: err.message }, 'feed preview failed');
     const why = err instanceof FeedParseError ? 'it is not a feed' : err.message;
     return { ok: false, message: `The feed could not be previewed: ${why}.` };
   }

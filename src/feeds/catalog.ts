@@ -1,10 +1,12 @@
 import type { Queryable } from '../db/pool';
-import { urlHashOf } from '../subscriptions/service';
+import * as subscriptions from '../subscriptions/service';
 import type { FeedFacts } from './parse';
 import * as repo from './repo';
 
 // The feeds castsync knows, for every door: what the fetcher learnt of them (titles for OPML and the web
-// page, GET /v1/feeds/{guid}). Subscription writes note new feeds; the fetcher finds them due.
+// page, GET /v1/feeds/{guid}). Subscription writes note new feeds; the fetcher finds them due. A person is
+// shown only what was fetched for them: a feed is one row for all its subscribers, and what an earlier
+// subscriber's fetch learnt would tell a new one that somebody else follows it (docs/feeds.md).
 
 /** What is known of a feed; null fields are not known (yet). */
 export type FeedInfo = Omit<FeedFacts, 'newFeedUrl' | 'items'> & {
@@ -30,20 +32,28 @@ export const infoOf = (row: repo.FeedRow): FeedInfo => ({
   lastError: row.last_error,
 });
 
-/** What is known of each of these feed URLs, by URL (feeds never fetched or unknown are absent). */
-export async function describe(db: Queryable, urls: string[]): Promise<Map<string, FeedInfo>> {
+/**
+ * What is known of each of these feed URLs of the user's records, by URL: only what a fetch at or after the
+ * record's last subscription change learnt (its `subscriptionChanged`: made, subscribed again, moved to
+ * that URL or unsubscribed). Feeds never fetched since, unknown, or no record's of the user are absent, as
+ * a feed not fetched yet.
+ */
+export async function describe(db: Queryable, userId: number, urls: string[]): Promise<Map<string, FeedInfo>> {
   const keyed = urls.flatMap((url) => {
-    const key = urlHashOf(url);
+    const key = subscriptions.urlHashOf(url);
     return key === undefined ? [] : [[key, url] as const];
   });
   if (keyed.length === 0) return new Map();
-  const found = await repo.feedsByHash(db, [...new Set(keyed.map(([k]) => k))]);
+  const [found, since] = await Promise.all([
+    repo.feedsByHash(db, [...new Set(keyed.map(([k]) => k))]),
+    subscriptions.subscriptionsChangedAt(db, userId, urls),
+  ]);
   // PostgreSQL writes the key as a uuid, with hyphens; urlHash has none.
   const rows = new Map(found.map((r) => [r.url_hash.replaceAll('-', ''), r]));
   const out = new Map<string, FeedInfo>();
   for (const [key, url] of keyed) {
-    const row = rows.get(key);
-    if (row) out.set(url, infoOf(row));
+    const [row, from] = [rows.get(key), since.get(url)];
+    if (row?.fetched_at && from && row.fetched_at >= from) out.set(url, infoOf(row));
   }
   return out;
 }

@@ -17,7 +17,8 @@ const RECORDS_PER_STEP = 2000;
  * RECORDS_PER_STEP a user and look (a user who imported 100,000 feeds takes 50 looks, none of them long). A user's stamps
  * follow commit order, so a committed last change means every earlier change is committed too, and one
  * still under way is stamped later: nothing is missed, whatever the order in which users write. A feed
- * nobody had is due at once. Returns how many feeds were new.
+ * nobody had is due at once, and so is one last fetched before a record subscribed to it. Returns how many
+ * feeds were new.
  */
 export async function discoverNewFeeds(db: Queryable): Promise<number> {
   let found = 0;
@@ -29,12 +30,29 @@ export async function discoverNewFeeds(db: Queryable): Promise<number> {
       db,
       records.map((r) => r.feedUrl),
     );
+    await fetchForSubscribers(db, records);
     const last = records.at(-1);
     // A full step leaves the rest for the next look; otherwise every record up to the last change is seen.
     if (last && records.length === RECORDS_PER_STEP) await repo.lookedAt(db, u.user_id, last.changed, String(last.id));
     else await repo.lookedAt(db, u.user_id, u.last_change, repo.LAST_ID);
   }
   return found;
+}
+
+/**
+ * The known feeds of these records, subscribed since their last fetch, due at once (repo.dueForSubscribers):
+ * a person who subscribes to a feed others follow sees what a fetch made for them learnt, about as soon as
+ * one who subscribes to a feed nobody had.
+ */
+async function fetchForSubscribers(db: Queryable, records: { feedUrl: string; subscribedSince: Date | null }[]) {
+  const [hashes, since]: [string[], Date[]] = [[], []];
+  for (const { feedUrl, subscribedSince } of records) {
+    const hash = urlHashOf(feedUrl);
+    if (hash === undefined || subscribedSince === null) continue;
+    hashes.push(hash);
+    since.push(subscribedSince);
+  }
+  if (hashes.length > 0) await repo.dueForSubscribers(db, hashes, since);
 }
 
 /** A look costs a scan of the users (about 0.1 s at 150,000): the looks take at most this share of the time. */

@@ -13,7 +13,14 @@ export type DeclaredRow = {
   transcript_format: TranscriptFormat | null;
 };
 
-export type CopyRow = { source_url: string; fetched_at: Date; content: unknown; error: string | null };
+export type CopyRow = {
+  source_url: string;
+  /** The address the content came from (null for a failure, or a copy kept before addresses were). */
+  source_address: string | null;
+  fetched_at: Date;
+  content: unknown;
+  error: string | null;
+};
 
 /** What the item declares, with the copy kept of the `kind` document (if any); undefined for no such item. */
 export async function declared(
@@ -24,7 +31,8 @@ export async function declared(
   const r = await db.query<DeclaredRow & { copy: CopyRow | null }>(
     `SELECT i.chapters_url, i.chapters, i.transcript_url, i.transcript_format,
             CASE WHEN d.item_id IS NULL THEN NULL
-                 ELSE json_build_object('source_url', d.source_url, 'fetched_at', d.fetched_at,
+                 ELSE json_build_object('source_url', d.source_url, 'source_address', host(d.source_address),
+                                        'fetched_at', d.fetched_at,
                                         'content', d.content, 'error', d.error) END AS copy
        FROM feed_items i LEFT JOIN item_documents d ON d.item_id = i.id AND d.kind = $2
       WHERE i.id = $1`,
@@ -35,22 +43,24 @@ export async function declared(
   return row;
 }
 
-/** Keeps what a fetch of the item's `kind` document gave: its content, or why there is none. */
+/** Keeps what a fetch of the item's `kind` document gave: its content and the address it came from, or why there is none. */
 export async function saveCopy(
   db: Queryable,
   itemId: string,
   kind: DocumentKind,
   sourceUrl: string,
-  outcome: { content: unknown } | { error: string },
+  outcome: { content: unknown; address: string } | { error: string },
 ): Promise<void> {
   const content = 'content' in outcome ? JSON.stringify(outcome.content) : null;
   const error = 'error' in outcome ? outcome.error.slice(0, 500) : null;
+  const address = 'address' in outcome ? outcome.address : null;
   // The item may have left its feed meanwhile: then there is nothing to keep the copy with.
   await db.query(
-    `INSERT INTO item_documents (item_id, kind, source_url, fetched_at, content, error)
-     SELECT $1, $2, $3, now(), $4::jsonb, $5 WHERE EXISTS (SELECT 1 FROM feed_items WHERE id = $1)
-     ON CONFLICT (item_id, kind) DO UPDATE SET source_url = excluded.source_url, fetched_at = excluded.fetched_at,
+    `INSERT INTO item_documents (item_id, kind, source_url, source_address, fetched_at, content, error)
+     SELECT $1, $2, $3, $6::inet, now(), $4::jsonb, $5 WHERE EXISTS (SELECT 1 FROM feed_items WHERE id = $1)
+     ON CONFLICT (item_id, kind) DO UPDATE SET source_url = excluded.source_url,
+       source_address = excluded.source_address, fetched_at = excluded.fetched_at,
        content = excluded.content, error = excluded.error`,
-    [itemId, kind, sourceUrl, content, error],
+    [itemId, kind, sourceUrl, content, error, address],
   );
 }

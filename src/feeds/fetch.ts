@@ -11,8 +11,21 @@ export type FetchLimits = { timeoutMs: number; maxBytes: number; maxRedirects: n
 export type Validators = { etag: string | null; lastModified: string | null };
 
 export type FetchResult =
-  | { kind: 'body'; body: Buffer; url: string; movedTo: string | undefined; validators: Validators }
+  | {
+      kind: 'body';
+      body: Buffer;
+      url: string;
+      movedTo: string | undefined;
+      validators: Validators;
+      address: string | undefined;
+    }
   | { kind: 'not-modified'; movedTo: string | undefined };
+
+/**
+ * What is known of an answer before its body is read: its media type (the Content-Type, parameters
+ * dropped, lower case; '' when it names none) and the address it came from.
+ */
+export type Answer = { type: string; address: string | undefined };
 
 /** A fetch that did not give a feed; `refused` when the policy (or a limit) stopped it, not the server. */
 export class FetchFailed extends Error {
@@ -112,6 +125,31 @@ async function follow(
   }
 }
 
+type FetchOptions = {
+  policy: AddressPolicy;
+  limits: FetchLimits;
+  signal?: AbortSignal | undefined;
+  /** Why an answer is not wanted (its type, where it came from), checked before its body is read. */
+  admit?: ((answer: Answer) => string | undefined) | undefined;
+};
+
+/** Throws, the body unread, when `admit` refuses the answer. */
+function admitted(
+  res: http.IncomingMessage,
+  address: string | undefined,
+  admit: (answer: Answer) => string | undefined,
+) {
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  const why = admit({ type, address });
+  if (why) {
+    res.resume();
+    throw new FetchFailed(why, true);
+  }
+}
+
 /**
  * GETs a feed or a document: conditional on the validators, redirects followed up to the limit with each
  * target checked again, the body capped, everything within one deadline. `movedTo` is where the leading
@@ -121,7 +159,7 @@ async function fetchBody(
   address: string,
   validators: Validators,
   accept: string,
-  { policy, limits, signal }: { policy: AddressPolicy; limits: FetchLimits; signal?: AbortSignal | undefined },
+  { policy, limits, signal, admit }: FetchOptions,
 ): Promise<FetchResult> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const abort = signal ? AbortSignal.any([signal, deadline]) : deadline;
@@ -138,16 +176,16 @@ async function fetchBody(
       res.resume();
       throw new FetchFailed(`HTTP ${res.statusCode}`);
     }
+    const from = res.socket?.remoteAddress;
+    if (admit) admitted(res, from, admit);
     const body = await readBody(res, limits.maxBytes);
     const etag = res.headers.etag ?? null;
     const lastModified = res.headers['last-modified'] ?? null;
-    return { kind: 'body', body, url: url.href, movedTo, validators: { etag, lastModified } };
+    return { kind: 'body', body, url: url.href, movedTo, validators: { etag, lastModified }, address: from };
   } catch (err) {
     throw failure(err, { deadline, timeoutMs: limits.timeoutMs, signal });
   }
 }
-
-type FetchOptions = { policy: AddressPolicy; limits: FetchLimits; signal?: AbortSignal };
 
 /** GETs a feed, conditional on the validators of its last answer (fetchBody). */
 export const fetchFeed = (feedUrl: string, validators: Validators, options: FetchOptions): Promise<FetchResult> =>
@@ -159,13 +197,18 @@ export const fetchFeed = (feedUrl: string, validators: Validators, options: Fetc
   );
 
 /**
- * GETs a document a feed's item points to (its chapters, its transcript) under the same policy, redirect
- * limit, size cap and deadline as a feed: the body.
+ * GETs a document a feed's item points to (its chapters, its transcript) under the given policy, redirect
+ * limit, size cap and deadline, an answer `admit` refuses left unread: the body, and the address it
+ * came from.
  */
-export async function fetchDocument(documentUrl: string, accept: string, options: FetchOptions): Promise<Buffer> {
+export async function fetchDocument(
+  documentUrl: string,
+  accept: string,
+  options: FetchOptions,
+): Promise<{ body: Buffer; address: string | undefined }> {
   const got = await fetchBody(documentUrl, { etag: null, lastModified: null }, accept, options);
   if (got.kind !== 'body') throw new FetchFailed('HTTP 304 to an unconditional request');
-  return got.body;
+  return { body: got.body, address: got.address };
 }
 
 /**

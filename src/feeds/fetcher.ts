@@ -3,7 +3,7 @@ import { withTransaction, type Db } from '../db/pool';
 import type { TaskList } from '../jobs/worker';
 import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
-import type { Logger } from '../logger';
+import { urlForLog, type Logger } from '../logger';
 import * as subscriptions from '../subscriptions/service';
 import { podcastGuid, urlHashOf } from '../subscriptions/service';
 import { noteFeeds, pacedLooks } from './discover';
@@ -35,8 +35,6 @@ export const fetcherSettings = (config: Config): FetcherSettings => ({
   refreshSeconds: config.feedRefreshInterval,
 });
 
-/** A feed taken for a fetch is someone else's again after this long, should its fetcher die. */
-const LEASE_SECONDS = 600;
 /** After n failures in a row: 10 minutes × 2^(n-1), at most a week. */
 const backoffSeconds = (failures: number) => Math.min(600 * 2 ** Math.max(0, failures - 1), 7 * 24 * 3600);
 
@@ -101,7 +99,8 @@ async function fetchOne(
   feed: repo.FeedRow,
   signal: AbortSignal,
 ): Promise<Outcome> {
-  const log = logger.child({ component: 'feeds', feedUrl: feed.feed_url });
+  // A private feed's URL carries its password or token: the log has neither (urlForLog).
+  const log = logger.child({ component: 'feeds', feedUrl: urlForLog(feed.feed_url) });
   try {
     const res = await fetchFeed(
       feed.feed_url,
@@ -116,7 +115,7 @@ async function fetchOne(
       await repo.saveFetched(tx, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
       if (facts) await repo.saveItems(tx, feed.url_hash, facts.items);
     });
-    if (move) log.info({ movedTo, source: move.source }, 'feed moved');
+    if (move) log.info({ movedTo: urlForLog(move.to), source: move.source }, 'feed moved');
     await applyLearnt(db, log, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, move);
     return res.kind === 'body' ? 'fetched' : 'not_modified';
   } catch (err) {
@@ -192,7 +191,7 @@ export async function fetchDueFeeds(
   while (!signal.aborted && Date.now() < until) {
     // Feeds subscribed to while a long run goes on are found between its batches (at the looks' pace).
     await look();
-    const due = await repo.claimDue(ctx.db, s.concurrency * 4, LEASE_SECONDS);
+    const due = await repo.claimDue(ctx.db, s.concurrency * 4, repo.LEASE_SECONDS);
     if (due.length === 0) break;
     await politely(due, s, async (feed) => {
       await foreground.turn(signal);

@@ -79,6 +79,26 @@ export async function anyDue(db: Queryable): Promise<boolean> {
   return r.rows[0]?.due ?? false;
 }
 
+/** A feed taken for a fetch is someone else's again after this long, should its fetcher die. */
+export const LEASE_SECONDS = 600;
+
+/**
+ * Makes due at once the feeds last fetched before a subscriber's subscription began (keys and times,
+ * pairwise): a person is shown what was fetched for them (catalog.ts). A feed due within a lease (or taken
+ * for a fetch now) is left to that fetch, and one failing to its back-off. Returns how many were made due.
+ */
+export async function dueForSubscribers(db: Queryable, hashes: string[], since: Date[]): Promise<number> {
+  const r = await db.query(
+    `UPDATE feeds f SET next_fetch_at = now()
+       FROM (SELECT hash, max(since) AS since FROM unnest($1::uuid[], $2::timestamptz[]) AS s (hash, since)
+              GROUP BY hash) s
+      WHERE f.url_hash = s.hash AND f.failures = 0 AND (f.fetched_at IS NULL OR f.fetched_at < s.since)
+        AND f.next_fetch_at > now() + make_interval(secs => $3)`,
+    [arrayLiteral(hashes), arrayLiteral(since.map((d) => d.toISOString())), LEASE_SECONDS],
+  );
+  return r.rowCount ?? 0;
+}
+
 /**
  * Takes up to `limit` due feeds, oldest due first, and leases them: they are due again after `leaseSeconds`
  * unless the fetch writes its outcome first (a fetcher that dies leaves them to the next one). Feeds another

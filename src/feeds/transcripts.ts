@@ -14,15 +14,25 @@ export const MAX_CUES = 20_000;
 const MAX_TEXT = 2000;
 const MAX_SPEAKER = 100;
 
+/**
+ * The media types of transcripts castsync reads, and the format of each: those the podcast namespace
+ * lists (text/vtt, application/x-subrip, application/json, text/html, text/plain) and SRT's other names.
+ */
+export const TRANSCRIPT_TYPES: Readonly<Record<string, TranscriptFormat>> = {
+  'text/vtt': 'vtt',
+  'application/x-subrip': 'srt',
+  'application/srt': 'srt',
+  'text/srt': 'srt',
+  'application/x-srt': 'srt',
+  'application/json': 'json',
+  'text/html': 'html',
+  'text/plain': 'text',
+};
+
 /** The format a `podcast:transcript` names (its type, else its URL's ending), or null for one castsync cannot read. */
 export function transcriptFormat(type: string | null, url: string): TranscriptFormat | null {
   const t = (type ?? '').toLowerCase().split(';')[0]!.trim();
-  if (t === 'text/vtt') return 'vtt';
-  if (['application/x-subrip', 'application/srt', 'text/srt', 'application/x-srt'].includes(t)) return 'srt';
-  if (t === 'application/json') return 'json';
-  if (t === 'text/html') return 'html';
-  if (t === 'text/plain') return 'text';
-  if (t !== '') return null;
+  if (t !== '') return Object.hasOwn(TRANSCRIPT_TYPES, t) ? TRANSCRIPT_TYPES[t]! : null;
   const ending = /\.(vtt|srt|json|html?|txt)$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase();
   if (ending === 'htm') return 'html';
   if (ending === 'txt') return 'text';

@@ -32,13 +32,14 @@ function format(raw: unknown): Format {
 /** The user's feeds in the asked format: OPML, a JSON array of URLs, or one URL a line. */
 export async function renderFeeds(
   db: Db,
+  userId: number,
   fmt: Format,
   title: string,
   urls: string[],
 ): Promise<{ type: string; body: string }> {
   if (fmt === 'json') return { type: 'application/json; charset=utf-8', body: JSON.stringify(urls) };
   if (fmt === 'txt') return { type: 'text/plain; charset=utf-8', body: urls.map((u) => `${u}\n`).join('') };
-  return { type: 'text/x-opml; charset=utf-8', body: await opmlOf(db, title, urls) };
+  return { type: 'text/x-opml; charset=utf-8', body: await opmlOf(db, userId, title, urls) };
 }
 
 /** The URLs of an upload in the named format; a body that does not parse as that format is a 400. */
@@ -79,7 +80,7 @@ export function simpleRoutes(ctx: ApiContext, user: RequestHandler): Router {
     const fmt = format(req.params.format);
     if (req.params.device !== undefined) await devices.seen(ctx.db, currentUser(req), String(req.params.device));
     const urls = await subscriptions.subscribedFeeds(ctx.db, currentUser(req));
-    const out = await renderFeeds(ctx.db, fmt, `Subscriptions of ${String(req.params.user)}`, urls);
+    const out = await renderFeeds(ctx.db, currentUser(req), fmt, `Subscriptions of ${String(req.params.user)}`, urls);
     res.type(out.type).send(out.body);
   };
   route(r, '/subscriptions/:user.:format', { get }, [user]);

@@ -26,13 +26,19 @@ export const feedResponse = z
     last_fetch: z
       .string()
       .nullable()
-      .openapi({ format: 'date-time', description: 'The last fetch that gave or confirmed the feed; null: never' }),
+      .openapi({
+        format: 'date-time',
+        description:
+          'The last fetch that gave or confirmed the feed; null: not fetched since the subscription last changed ' +
+          '(subscribed, subscribed again or moved to this URL), and every other field but feed_url null with it',
+      }),
   })
   .openapi('Feed');
 
 /**
- * GET /v1/feeds/{guid}: what the feed fetcher learnt of a subscription's feed. A feed not fetched yet (or
- * with fetching turned off) answers with its URL and nulls.
+ * GET /v1/feeds/{guid}: what the feed fetcher learnt of a subscription's feed, by a fetch since the record's
+ * last subscription change. A feed not fetched since (or with fetching turned off) answers with its URL and
+ * nulls.
  */
 export function feedRoutes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
@@ -43,7 +49,7 @@ export function feedRoutes(ctx: ApiContext, user: RequestHandler): Router {
       get: async (req, res) => {
         const { guid } = parsePath(guidParams, req.params);
         const record = await subscriptions.getRecord(ctx.db, currentUser(req), guid);
-        const info = (await feeds.describe(ctx.db, [record.feedUrl])).get(record.feedUrl);
+        const info = (await feeds.describe(ctx.db, currentUser(req), [record.feedUrl])).get(record.feedUrl);
         res.json({
           guid,
           feed_url: record.feedUrl,

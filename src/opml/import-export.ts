@@ -7,9 +7,12 @@ import { buildOpml, parseOpml } from './opml';
 /** The most feeds one subscribe call takes; an OPML file of more is subscribed in parts of this size. */
 export const OPML_CHUNK = 1000;
 
-/** These feeds as an OPML 2.0 document, with the titles and web pages the feed fetcher found (else the URL). */
-export async function opmlOf(db: Queryable, title: string, urls: string[]): Promise<string> {
-  const known = await feeds.describe(db, urls);
+/**
+ * These feeds of the user's as an OPML 2.0 document, with the titles and web pages the feed fetcher found
+ * for them (else the URL).
+ */
+export async function opmlOf(db: Queryable, userId: number, title: string, urls: string[]): Promise<string> {
+  const known = await feeds.describe(db, userId, urls);
   const outlines = urls.map((url) => {
     const info = known.get(url);
     return { url, title: info?.title ?? undefined, htmlUrl: info?.link ?? undefined };
@@ -20,7 +23,7 @@ export async function opmlOf(db: Queryable, title: string, urls: string[]): Prom
 /** The user's subscribed feeds as an OPML 2.0 document. */
 export async function exportOpml(db: Queryable, userId: number): Promise<string> {
   const [urls, name] = await Promise.all([subscriptions.subscribedFeeds(db, userId), auth.usernameOf(db, userId)]);
-  return opmlOf(db, `Subscriptions of ${name ?? ''}`, urls);
+  return opmlOf(db, userId, `Subscriptions of ${name ?? ''}`, urls);
 }
 
 /**

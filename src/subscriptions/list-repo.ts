@@ -1,3 +1,4 @@
+import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 import { missingUser } from '../errors';
 import type { SubscriptionRow } from './repo';
@@ -144,9 +145,24 @@ export async function subscribedFeeds(db: Queryable, userId: number): Promise<st
   return r.rows.map((x) => x.feed_url);
 }
 
+/** When each of the user's records with these URL keys (their current URL) last changed its subscription. */
+export async function subscriptionsChangedAt(
+  db: Queryable,
+  userId: number,
+  hashes: string[],
+): Promise<{ url_hash: string; subscription_changed: Date }[]> {
+  const r = await db.query<{ url_hash: string; subscription_changed: Date }>(
+    `SELECT replace(url_hash::text, '-', '') AS url_hash, subscription_changed FROM subscriptions
+      WHERE user_id = $1 AND url_hash = ANY ($2::uuid[])`,
+    [userId, arrayLiteral(hashes)],
+  );
+  return r.rows;
+}
+
 /**
  * Up to `limit` of the user's live records changed after the position (`after`, `afterId`) and at or before
- * `until`, in (changed, id) order: their current URL and position.
+ * `until`, in (changed, id) order: their current URL and position, and when a subscribed one last changed
+ * its subscription (null for one unsubscribed).
  */
 export async function urlsChangedBetween(
   db: Queryable,
@@ -154,9 +170,10 @@ export async function urlsChangedBetween(
   after: { changed: Date | null; id: string },
   until: Date,
   limit: number,
-): Promise<{ feed_url: string; changed: Date; id: number }[]> {
-  const r = await db.query<{ feed_url: string; changed: Date; id: number }>(
-    `SELECT feed_url, changed, id FROM subscriptions
+): Promise<{ feed_url: string; changed: Date; id: number; subscribed_since: Date | null }[]> {
+  const r = await db.query<{ feed_url: string; changed: Date; id: number; subscribed_since: Date | null }>(
+    `SELECT feed_url, changed, id, CASE WHEN is_subscribed THEN subscription_changed END AS subscribed_since
+       FROM subscriptions
       WHERE user_id = $1 AND changed >= coalesce($2::timestamptz, '-infinity') AND changed <= $4
         AND (changed, id) > (coalesce($2::timestamptz, '-infinity'), $3::bigint) AND deleted IS NULL
       ORDER BY changed, id

@@ -3,6 +3,7 @@ import * as repo from './list-repo';
 import * as browseRepo from './browse-repo';
 import { recordOf } from './records';
 import type { SubscriptionRecord } from './types';
+import { urlHashOf } from './urls';
 
 // Reading the user's list: pages of records for /v1, changes as feed states for the gpodder API.
 
@@ -95,7 +96,31 @@ export const urlsChangedBetween = (
   after: { changed: Date | null; id: string },
   until: Date,
   limit: number,
-): Promise<{ feedUrl: string; changed: Date; id: number }[]> =>
+): Promise<{ feedUrl: string; changed: Date; id: number; subscribedSince: Date | null }[]> =>
   repo
     .urlsChangedBetween(db, userId, after, until, limit)
-    .then((rows) => rows.map((r) => ({ feedUrl: r.feed_url, changed: r.changed, id: r.id })));
+    .then((rows) =>
+      rows.map((r) => ({ feedUrl: r.feed_url, changed: r.changed, id: r.id, subscribedSince: r.subscribed_since })),
+    );
+
+/**
+ * When the user's record of each of these feed URLs (its current URL) last changed its subscription (it
+ * was made, subscribed again, took that URL, or was unsubscribed): the feed catalogue shows a person what
+ * was fetched since. URLs of no record of the user are absent.
+ */
+export async function subscriptionsChangedAt(
+  db: Queryable,
+  userId: number,
+  urls: string[],
+): Promise<Map<string, Date>> {
+  const byHash = new Map<string, string[]>();
+  for (const url of urls) {
+    const hash = urlHashOf(url);
+    if (hash !== undefined) byHash.set(hash, [...(byHash.get(hash) ?? []), url]);
+  }
+  if (byHash.size === 0) return new Map();
+  const rows = await repo.subscriptionsChangedAt(db, userId, [...byHash.keys()]);
+  return new Map(
+    rows.flatMap((r) => (byHash.get(r.url_hash) ?? []).map((url) => [url, r.subscription_changed] as const)),
+  );
+}

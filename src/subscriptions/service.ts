@@ -12,7 +12,15 @@ export { findDuplicates, mergeRecords } from './duplicates';
 export type { DuplicateGroup, DuplicateRecord } from './duplicates';
 export { adoptFeedGuid, feedChanges, moveFeed, undoFeedMove } from './feed-changes';
 export type { FeedApplied, FeedChange, FeedSource } from './feed-changes';
-export { browse, changesSince, lastChange, listChanges, subscribedFeeds, urlsChangedBetween } from './lists';
+export {
+  browse,
+  changesSince,
+  lastChange,
+  listChanges,
+  subscribedFeeds,
+  subscriptionsChangedAt,
+  urlsChangedBetween,
+} from './lists';
 export type { BrowsedRecord, FeedState } from './lists';
 export {
   change,

@@ -1,5 +1,9 @@
+import net from 'node:net';
+import pino from 'pino';
+import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { MAX_BYTES } from '../../src/feeds/documents';
+import { NOT_HAD } from '../../src/feeds/document-policy';
+import { BUSY, MAX_BYTES } from '../../src/feeds/documents';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer, xml } from '../helpers/feed-server';
@@ -10,12 +14,17 @@ import { signedInAgent } from '../helpers/web';
 // inline, podcast:transcript); the web page fetches a document when it is first asked for, under the
 // fetcher's address policy and caps, keeps it with the item and serves it from castsync's origin. A loopback
 // feed server serves the feeds and the documents, allowed as a home network would be; a second app, with
-// the default policy, shows loopback refused as it is for feeds.
+// the default policy, shows loopback refused as it is for feeds, and a kept copy refused with it. A
+// document is read only when served as its kind; the person is told only that it could not be had, the
+// log why.
 
 let t: TestApp;
 let server: Awaited<ReturnType<typeof feedServer>>;
 let showServer: Awaited<ReturnType<typeof feedServer>>;
 const captured = capturedLogger('warn');
+/** The app's own log, where the reason a document could not be had is written. */
+const appLog = capturedLogger('info');
+const reasons = () => appLog.lines.filter((l) => l.msg === 'item document not had').map((l) => String(l.reason));
 const LOOPBACK = { FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8' };
 const settings = fetcherSettings(loadConfig(LOOPBACK, { dotenvFile: false }));
 const fetchAll = async (app = t) => {
@@ -59,6 +68,9 @@ const HTML = `<html><body><cite>Ann:</cite><time>0:00</time><p>One <b>bold</b> w
 const item = (n: number, extra: string) =>
   `<item><guid>ep-${n}</guid><title>Episode ${n}</title><pubDate>Mon, 0${n} Jan 2024 10:00:00 GMT</pubDate>
      <enclosure url="https://media.example.org/${n}.mp3" type="audio/mpeg"/>${extra}</item>`;
+const titled = (title: string, extra: string) =>
+  `<item><guid>${title}</guid><title>${title}</title>
+     <enclosure url="https://media.example.org/${title}.mp3" type="audio/mpeg"/>${extra}</item>`;
 const feed = (items: string) => `<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0" xmlns:psc="http://podlove.org/simple-chapters">
 <channel><title>Chaptered Show</title>${items}</channel></rss>`;
@@ -69,15 +81,34 @@ const idOf = async (title: string) =>
   (await t.db.query('SELECT id::text AS id FROM feed_items WHERE title = $1', [title])).rows[0].id as string;
 const served = (path: string) => server.requests.filter((r) => r.path === path).length;
 
+/** Transcripts that are not answered until the test lets them go: more than may be fetched or wait at once. */
+const HELD = 4 + 100 + 1;
+let letGo: () => void;
+const held = new Promise<void>((resolve) => (letGo = resolve));
+const heldName = (k: number) => `Held ${String(k).padStart(3, '0')}`;
+
+let refusingPort: number;
+/** A loopback port nothing listens on: a connection there is refused. */
+async function closedPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
 beforeAll(async () => {
-  t = await testApp(LOOPBACK);
+  t = await testApp(LOOPBACK, appLog.logger);
+  refusingPort = await closedPort();
   server = await feedServer({
     '/chapters.json': xml(CHAPTERS, { 'content-type': 'application/json+chapters' }),
     '/t.vtt': xml(VTT, { 'content-type': 'text/vtt' }),
     '/t.srt': xml(SRT, { 'content-type': 'application/x-subrip' }),
     '/t.json': xml(JSON_TRANSCRIPT, { 'content-type': 'application/json' }),
     '/t.html': xml(HTML, { 'content-type': 'text/html' }),
-    '/huge.vtt': xml(`WEBVTT\n\n${'00:00:00.000 --> 00:00:01.000\nword\n\n'.repeat(MAX_BYTES.transcript / 20)}`),
+    '/huge.vtt': xml(`WEBVTT\n\n${'00:00:00.000 --> 00:00:01.000\nword\n\n'.repeat(MAX_BYTES.transcript / 20)}`, {
+      'content-type': 'text/vtt',
+    }),
     '/broken.json': xml('{"chapters": [', { 'content-type': 'application/json' }),
     '/huge.json': xml(
       JSON.stringify({
@@ -86,7 +117,13 @@ beforeAll(async () => {
       }),
       { 'content-type': 'application/json+chapters' },
     ),
-    '/none.vtt': xml('WEBVTT\n\nno cues here\n'),
+    '/none.vtt': xml('WEBVTT\n\nno cues here\n', { 'content-type': 'text/vtt' }),
+    // Files of a private network that are no transcript nor chapters, though the feed says they are.
+    '/settings.vtt': xml(VTT, { 'content-type': 'text/x-yaml' }),
+    '/blob.srt': xml(SRT, { 'content-type': 'application/octet-stream' }),
+    '/untyped.srt': (_req, res) => res.end(SRT),
+    '/page.json': xml(CHAPTERS, { 'content-type': 'text/html' }),
+    '/held/*': (req, res) => void held.then(() => xml(VTT, { 'content-type': 'text/vtt' })(req, res)),
     '/moved.json': (_req, res) => res.writeHead(302, { location: '/chapters.json' }).end(),
   });
   const s = (p: string) => server.url(p);
@@ -115,6 +152,21 @@ beforeAll(async () => {
     ),
     `<item><guid>huge</guid><title>Huge chapters</title><enclosure url="https://media.example.org/h.mp3" type="audio/mpeg"/>
        <podcast:chapters url="${s('/huge.json')}" type="application/json+chapters"/></item>`,
+    titled(
+      'Mistyped',
+      `<podcast:transcript url="${s('/settings.vtt')}" type="text/vtt"/>
+       <podcast:chapters url="${s('/page.json')}" type="application/json+chapters"/>`,
+    ),
+    titled('Generic', `<podcast:transcript url="${s('/blob.srt')}" type="application/x-subrip"/>`),
+    titled('Untyped', `<podcast:transcript url="${s('/untyped.srt')}" type="application/x-subrip"/>`),
+    titled(
+      'Unreachable',
+      `<podcast:transcript url="http://member:doc-pass@127.0.0.1:${refusingPort}/t.vtt?token=doc-token" type="text/vtt"/>
+       <podcast:chapters url="http://127.0.0.1:${refusingPort}/c.json" type="application/json+chapters"/>`,
+    ),
+    ...Array.from({ length: HELD }, (_, k) =>
+      titled(heldName(k), `<podcast:transcript url="${s(`/held/${k}.vtt`)}" type="text/vtt"/>`),
+    ),
   ].join('');
   // The feed itself is served by a second loopback server, so the documents' request counts are their own.
   showServer = await feedServer({ '/show': xml(feed(items)) });
@@ -126,6 +178,7 @@ beforeAll(async () => {
   web = await signedInAgent(t.app, u.name, u.password);
 });
 afterAll(async () => {
+  letGo?.();
   await server?.close();
   await showServer?.close();
   await t?.close();
@@ -215,8 +268,8 @@ test.each([
 test('a transcript over the size cap is refused as a feed would be, and the refusal is kept for a while', async () => {
   const id = await idOf('Episode 7');
   const r = await web.agent.get(`/web/episodes/${id}/transcript`).expect(200);
-  expect(r.body.cues).toEqual([]);
-  expect(r.body.error).toMatch(/over the limit of 2097152/);
+  expect(r.body).toEqual({ cues: [], error: NOT_HAD });
+  expect(reasons()).toContainEqual(expect.stringMatching(/over the limit of 2097152/));
   await web.agent.get(`/web/episodes/${id}/transcript`).expect(200);
   expect(served('/huge.vtt')).toBe(1);
 });
@@ -224,21 +277,20 @@ test('a transcript over the size cap is refused as a feed would be, and the refu
 test('chapters over the size cap are refused as a feed would be, and the refusal is kept for a while', async () => {
   const id = await idOf('Huge chapters');
   const r = await web.agent.get(`/web/episodes/${id}/chapters`).expect(200);
-  expect(r.body).toEqual({ chapters: [], error: expect.stringMatching(/over the limit of 524288/) });
+  expect(r.body).toEqual({ chapters: [], error: NOT_HAD });
+  expect(reasons()).toContainEqual(expect.stringMatching(/over the limit of 524288/));
   await web.agent.get(`/web/episodes/${id}/chapters`).expect(200);
   expect(served('/huge.json')).toBe(1);
 });
 
-test('malformed chapters fall back to the inline ones; without any, the page is told why', async () => {
+test('malformed chapters fall back to the inline ones; without any, the page is told none could be had', async () => {
   expect((await web.agent.get(`/web/episodes/${await idOf('Episode 8')}/chapters`)).body).toEqual({
     chapters: [{ start: 5, title: 'Inline kept', url: null }],
   });
   const nine = await idOf('Episode 9');
-  expect((await web.agent.get(`/web/episodes/${nine}/chapters`)).body).toEqual({ chapters: [], error: 'not JSON' });
-  expect((await web.agent.get(`/web/episodes/${nine}/transcript`)).body).toEqual({
-    cues: [],
-    error: 'no cues in this vtt transcript',
-  });
+  expect((await web.agent.get(`/web/episodes/${nine}/chapters`)).body).toEqual({ chapters: [], error: NOT_HAD });
+  expect((await web.agent.get(`/web/episodes/${nine}/transcript`)).body).toEqual({ cues: [], error: NOT_HAD });
+  expect(reasons()).toEqual(expect.arrayContaining(['not JSON', 'no cues in this vtt transcript']));
 });
 
 test('a document whose address changes is fetched again; an old copy is fetched again', async () => {
@@ -283,15 +335,82 @@ test('with the default address policy, a document on a private address is refuse
     const agent = await signedInAgent(strict.app, v.name, v.password);
     const before = served('/t.srt');
     const r = await agent.agent.get(`/web/episodes/${id}/transcript`).expect(200);
-    expect(r.body).toEqual({ cues: [], error: expect.stringMatching(/^refused address: .*loopback/) });
+    expect(r.body).toEqual({ cues: [], error: NOT_HAD });
     expect(served('/t.srt')).toBe(before);
     // Chapters too.
     const one = (await strict.db.query(`SELECT id::text AS id FROM feed_items WHERE title = 'Episode 1'`)).rows[0].id;
     const fetched = served('/chapters.json');
     const chapters = await agent.agent.get(`/web/episodes/${one}/chapters`).expect(200);
-    expect(chapters.body).toEqual({ chapters: [], error: expect.stringMatching(/^refused address: .*loopback/) });
+    expect(chapters.body).toEqual({ chapters: [], error: NOT_HAD });
     expect(served('/chapters.json')).toBe(fetched);
   } finally {
     await strict.close();
   }
+});
+
+test('a document served as a type that is not its kind is not read, nor a generic one from a private address', async () => {
+  const mistyped = await idOf('Mistyped');
+  expect((await web.agent.get(`/web/episodes/${mistyped}/transcript`)).body).toEqual({ cues: [], error: NOT_HAD });
+  expect((await web.agent.get(`/web/episodes/${mistyped}/chapters`)).body).toEqual({ chapters: [], error: NOT_HAD });
+  // Loopback is allowed here only by FEED_FETCH_ALLOW_CIDRS: there a file must say what it is.
+  for (const title of ['Generic', 'Untyped']) {
+    const r = await web.agent.get(`/web/episodes/${await idOf(title)}/transcript`).expect(200);
+    expect(r.body).toEqual({ cues: [], error: NOT_HAD });
+  }
+  expect(reasons()).toEqual(
+    expect.arrayContaining([
+      'served as text/x-yaml, not as transcript',
+      'served as text/html, not as chapters',
+      'served as application/octet-stream from a private address',
+      'served as no type from a private address',
+    ]),
+  );
+  const kept = await t.db.query(`SELECT count(*)::int AS n FROM item_documents WHERE content IS NOT NULL
+     AND item_id IN (SELECT id FROM feed_items WHERE title IN ('Mistyped', 'Generic', 'Untyped'))`);
+  expect(kept.rows[0].n).toBe(0);
+});
+
+test('the person is told the document could not be had, never what the network answered; the log says', async () => {
+  const id = await idOf('Unreachable');
+  for (const kind of ['transcript', 'chapters']) {
+    const r = await web.agent.get(`/web/episodes/${id}/${kind}`).expect(200);
+    expect(r.body.error).toBe(NOT_HAD);
+    expect(r.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+  }
+  // The copy kept of the failure is served the same way.
+  expect((await web.agent.get(`/web/episodes/${id}/transcript`)).body).toEqual({ cues: [], error: NOT_HAD });
+  expect(reasons().filter((r) => r.startsWith('ECONNREFUSED'))).toHaveLength(2);
+  // A private feed's document address carries its password or token: the log has neither.
+  expect(appLog.lines.map((l) => l.url)).toContain(`http://[redacted]@127.0.0.1:${refusingPort}/t.vtt?[redacted]`);
+  expect(appLog.raw.join('\n')).not.toMatch(/doc-pass|doc-token|member/);
+});
+
+test('a kept copy is not served by a process whose policy refuses the address it came from', async () => {
+  const id = await idOf('Episode 4');
+  expect((await web.agent.get(`/web/episodes/${id}/transcript`)).body.cues).toHaveLength(2);
+  const fetched = served('/t.srt');
+  // Another process over the same database, with the default policy (loopback refused).
+  const config = loadConfig({ DATABASE_URL: t.url }, { dotenvFile: false });
+  const strict = createApp({ db: t.db, config, logger: pino({ level: 'silent' }) });
+  const there = await signedInAgent(strict, u.name, u.password);
+  expect((await there.agent.get(`/web/episodes/${id}/transcript`)).body).toEqual({ cues: [], error: NOT_HAD });
+  expect(served('/t.srt')).toBe(fetched);
+  // The copy stays for the process whose policy allows the address.
+  expect((await web.agent.get(`/web/episodes/${id}/transcript`)).body.cues).toHaveLength(2);
+  expect(served('/t.srt')).toBe(fetched);
+});
+
+test('when too many fetches wait, the person is told to try again, and nothing is kept', async () => {
+  const ids = await Promise.all(Array.from({ length: HELD }, (_, k) => idOf(heldName(k))));
+  const answers = ids.map((id) => web.agent.get(`/web/episodes/${id}/transcript`).then((r) => r.body));
+  // 4 fetch and 100 wait, held by the server: one is turned away at once.
+  const busy = await Promise.race(answers);
+  expect(busy).toEqual({ cues: [], error: BUSY });
+  letGo();
+  const all = await Promise.all(answers);
+  expect(all.filter((b) => b.error === BUSY)).toHaveLength(1);
+  expect(all.filter((b) => b.cues.length === 2)).toHaveLength(HELD - 1);
+  const turnedAway = ids[all.findIndex((b) => b.error === BUSY)];
+  expect((await t.db.query('SELECT 1 FROM item_documents WHERE item_id = $1', [turnedAway])).rowCount).toBe(0);
+  expect((await web.agent.get(`/web/episodes/${turnedAway}/transcript`)).body.cues).toHaveLength(2);
 });

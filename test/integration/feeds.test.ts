@@ -25,6 +25,7 @@ beforeAll(async () => {
   t = await testApp();
   fixture = await feedServer({
     '/rss': xml(rss({ title: 'Plain &lt;b&gt;RSS&lt;/b&gt; &amp; more' })),
+    '/followed': xml(rss({ title: 'Followed' })),
     '/atom': xml(atom, { 'content-type': 'application/atom+xml' }),
     '/gzip': gzipped(rss({ title: 'Compressed' })),
     '/declares-guid': xml(rss({ title: 'Declares a guid', guid: DECLARED })),
@@ -118,11 +119,14 @@ describe('fetching feeds', () => {
   });
 
   test('one fetch per feed, however many users subscribe to it', async () => {
-    await subscribed(['/rss']);
-    await subscribed(['/rss']);
     const before = fixture.requests.filter((r) => r.path === '/rss').length;
+    await subscribed(['/rss']);
+    await subscribed(['/rss']);
     await fetchAll();
-    expect(fixture.requests.filter((r) => r.path === '/rss').length).toBe(before);
+    // One fetch for both new subscribers (what was fetched before them is not theirs to see), and no more.
+    expect(fixture.requests.filter((r) => r.path === '/rss').length).toBe(before + 1);
+    await fetchAll();
+    expect(fixture.requests.filter((r) => r.path === '/rss').length).toBe(before + 1);
     const feeds = await t.db.query('SELECT count(*)::int AS n FROM feeds WHERE feed_url = $1', [fixture.url('/rss')]);
     expect(feeds.rows[0].n).toBe(1);
   });
@@ -144,6 +148,39 @@ describe('fetching feeds', () => {
     expect((await api.get('/v1/feeds/not-a-guid')).status).toBe(405);
     expect(u.name).toMatch(/^feeds/);
     await fetchAll();
+  });
+
+  test("a person is shown what was fetched for them, never what another's earlier fetch learnt", async () => {
+    const first = await subscribed(['/followed']);
+    await fetchAll();
+    expect((await first.api.get(`/v1/feeds/${first.guidOf('/followed')}`)).body.title).toBe('Followed');
+    const fetched = fixture.requests.filter((r) => r.path === '/followed').length;
+    // Right after subscribing, the second person is answered as for a feed not fetched yet.
+    const second = await subscribed(['/followed']);
+    const guid = second.guidOf('/followed');
+    const nothingYet = {
+      guid,
+      feed_url: fixture.url('/followed'),
+      title: null,
+      description: null,
+      link: null,
+      artwork_url: null,
+      author: null,
+      language: null,
+      podcast_guid: null,
+      last_fetch: null,
+    };
+    expect((await second.api.get(`/v1/feeds/${guid}`)).body).toEqual(nothingYet);
+    expect((await second.api.get('/v1/subscriptions.opml')).text).not.toContain('Followed');
+    expect((await second.api.get(`/subscriptions/${second.u.name}.opml`)).text).not.toContain('Followed');
+    expect((await first.api.get(`/v1/feeds/${first.guidOf('/followed')}`)).body.title).toBe('Followed');
+    // The fetcher fetches the feed for them, as it would a feed nobody had; then they see what it learnt.
+    await fetchAll();
+    expect(fixture.requests.filter((r) => r.path === '/followed').length).toBe(fetched + 1);
+    const theirs = (await second.api.get(`/v1/feeds/${guid}`)).body;
+    expect(theirs.title).toBe('Followed');
+    expect(Date.parse(theirs.last_fetch)).toBeGreaterThanOrEqual(Date.parse(second.since));
+    expect((await second.api.get('/v1/subscriptions.opml')).text).toContain('title="Followed"');
   });
 
   test('a declared podcast:guid becomes the newest guid of the chain, visible with since', async () => {
@@ -247,6 +284,24 @@ describe('fetching feeds', () => {
     const logged = captured.lines.slice(lines).filter((l) => l.msg === 'feed fetch failed');
     expect(logged.map((l) => l.feedUrl).sort()).toEqual(bad.map((p) => fixture.url(p)).sort());
     expect(logged.find((l) => l.feedUrl === fixture.url('/to-metadata'))).toMatchObject({ outcome: 'refused' });
+  });
+
+  test("a private feed's password and token stay out of the fetcher's log, whether it fails or moves", async () => {
+    const u = await t.user('private');
+    const secretly = (p: string) =>
+      fixture.url(p).replace('http://', 'http://listener:hunter2-pass@') + '?token=tok-42';
+    const post = await as(t, u).post('/v1/subscriptions', {
+      subscriptions: ['/not-found', '/r301'].map((p) => ({ feed_url: secretly(p) })),
+    });
+    expect(post.body.success).toHaveLength(2);
+    const lines = captured.lines.length;
+    await fetchAll();
+    const written = captured.raw.slice(lines);
+    const failed = captured.lines.slice(lines).find((l) => l.msg === 'feed fetch failed');
+    const moved = captured.lines.slice(lines).find((l) => l.msg === 'feed moved');
+    expect(failed?.feedUrl).toBe(fixture.url('/not-found').replace('http://', 'http://[redacted]@') + '?[redacted]');
+    expect(moved?.movedTo).toBe(fixture.url('/moved-here').replace('http://', 'http://[redacted]@'));
+    for (const secret of ['hunter2', 'listener', 'tok-42']) expect(written.join('\n')).not.toContain(secret);
   });
 
   test('OPML exports carry the titles and web pages the fetcher learnt, the URL where none is known', async () => {

@@ -94,6 +94,27 @@ describe('devices and sync-devices', () => {
     const posted = await api.post(`/api/2/sync-devices/${u.name}.json`, { synchronize: [['laptop']] });
     expect(posted.body).toEqual(sync.body);
   });
+
+  test('every type mygpo accepts is accepted, a tablet too, and listed as sent', async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    // mygpo's own list (mygpo/users/models.py, Client.TYPES).
+    const types = ['desktop', 'laptop', 'mobile', 'server', 'tablet', 'other'];
+    for (const type of types)
+      expect((await api.post(`/api/2/devices/${u.name}/${type}-1.json`, { type })).status).toBe(200);
+    const list = (await api.get(`/api/2/devices/${u.name}.json`)).body as { id: string; type: string }[];
+    expect(Object.fromEntries(list.map((d) => [d.id, d.type]))).toEqual(
+      Object.fromEntries(types.map((type) => [`${type}-1`, type])),
+    );
+    // A device made as another type can become a tablet.
+    await api.post(`/api/2/devices/${u.name}/other-1.json`, { type: 'tablet', caption: 'The tablet' }).expect(200);
+    expect((await api.get(`/api/2/devices/${u.name}.json`)).body).toContainEqual({
+      id: 'other-1',
+      caption: 'The tablet',
+      type: 'tablet',
+      subscriptions: 0,
+    });
+  });
 });
 
 describe('subscriptions', () => {

@@ -17,6 +17,7 @@ import {
 // `npm start` runs it, and Debian's Chromium following every redirect. A person signs in at the provider,
 // lands signed in, and lets a Nextcloud-mode app in; the app's password syncs. Answers that do not check
 // out (a tampered state or nonce, another issuer, an expired code, a refusal) are pages, never a 500.
+// The server's request log, at info, holds neither the login flow's code nor the provider's code and state.
 
 const CLIENT_SECRET = 'castsync-test-secret';
 const PEOPLE = {
@@ -46,6 +47,7 @@ beforeAll(async () => {
   server = await startServer(
     {
       ...env,
+      LOG_LEVEL: 'info',
       PUBLIC_URL: origin,
       OIDC_ISSUER: provider.issuer,
       OIDC_CLIENT_ID: 'castsync',
@@ -106,6 +108,10 @@ test('sign in at the provider, land signed in, let a Nextcloud-mode app in: its 
   const { poll, login } = (await start.json()) as { poll: { token: string; endpoint: string }; login: string };
 
   const page = await newPage();
+  const answers: URL[] = [];
+  page.on('request', (req) => {
+    if (req.url().startsWith(callback())) answers.push(new URL(req.url()));
+  });
   await page.goto(login);
   expect(new URL(page.url()).pathname).toBe('/');
   await check(page, 'sso-sign-in');
@@ -132,6 +138,13 @@ test('sign in at the provider, land signed in, let a Nextcloud-mode app in: its 
     headers: { authorization: basicAuth('ada', appPassword) },
   });
   expect(sync.status).toBe(200);
+
+  // What a log reader could use is not in the log: the code that allows an app, the provider's answer.
+  const flowCode = decodeURIComponent(new URL(login).pathname.split('/').pop()!);
+  expect(answers).toHaveLength(1);
+  const secrets = [flowCode, answers[0]!.searchParams.get('code')!, answers[0]!.searchParams.get('state')!];
+  expect(server.log()).toContain('/web/sign-in/oidc/callback?code=[redacted]&state=[redacted]');
+  for (const secret of secrets) expect(server.log()).not.toContain(secret);
 
   // The provider's group made ada an administrator; she has no castsync password, and needs none.
   await page.goto(`${origin}/web/account`);

@@ -1,4 +1,6 @@
 import { clockTime, jsonChapters, MAX_CHAPTERS, podloveChapters } from '../../src/feeds/chapters';
+import { DEFAULT_POLICY } from '../../src/feeds/address-policy';
+import { answerRefusal, keptFromRefused } from '../../src/feeds/document-policy';
 import { parseFeed } from '../../src/feeds/parse';
 import { MAX_CUES, parseTranscript, transcriptFormat } from '../../src/feeds/transcripts';
 
@@ -82,4 +84,33 @@ test("a feed's chapters and transcripts: only web addresses, the preferred forma
       <entry><id>e</id><podcast:chapters url="https://x.org/c.json"/></entry></feed>`),
   );
   expect(atom.items[0]!.chaptersUrl).toBe('https://x.org/c.json');
+});
+
+test.each([
+  // The kind's own types, from any address.
+  ['transcript', 'text/vtt', '10.0.0.5', undefined],
+  ['transcript', 'application/x-subrip', '93.184.216.34', undefined],
+  ['transcript', 'text/plain', '10.0.0.5', undefined],
+  ['chapters', 'application/json+chapters', '10.0.0.5', undefined],
+  ['chapters', 'application/json', '93.184.216.34', undefined],
+  // A generic type, or none, only from a public address.
+  ['transcript', 'application/octet-stream', '93.184.216.34', undefined],
+  ['transcript', '', '2606:2800:220:1::1', undefined],
+  ['chapters', 'binary/octet-stream', '93.184.216.34', undefined],
+  ['transcript', 'application/octet-stream', '10.0.0.5', 'served as application/octet-stream from a private address'],
+  ['transcript', '', '::ffff:127.0.0.1', 'served as no type from a private address'],
+  ['transcript', 'application/octet-stream', undefined, 'served as application/octet-stream from a private address'],
+  // Anything else, from anywhere.
+  ['transcript', 'text/x-yaml', '93.184.216.34', 'served as text/x-yaml, not as transcript'],
+  ['chapters', 'text/plain', '93.184.216.34', 'served as text/plain, not as chapters'],
+  ['chapters', 'text/vtt', '10.0.0.5', 'served as text/vtt, not as chapters'],
+] as const)('a %s served as %j from %s: %s', (kind, type, address, why) => {
+  expect(answerRefusal(kind, { type, address })).toBe(why);
+});
+
+test('a kept copy is refused by a policy that refuses the address it came from', () => {
+  expect(keptFromRefused('127.0.0.1', DEFAULT_POLICY)).toBe(true);
+  expect(keptFromRefused('127.0.0.1', { allowPrivate: false, allowCidrs: ['127.0.0.0/8'] })).toBe(false);
+  expect(keptFromRefused('10.1.2.3', { allowPrivate: true, allowCidrs: [] })).toBe(false);
+  expect(keptFromRefused('93.184.216.34', DEFAULT_POLICY)).toBe(false);
 });
