@@ -45,8 +45,9 @@ export function adminRoutes(ctx: ApiContext): Router {
     {
       post: (req, res) =>
         act(req, res, async () => {
-          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '');
-          return `Password of ${name(req)} changed; their /v1 logins ended.`;
+          const revokeAppPasswords = formField(req, 'revoke_app_passwords') === 'on';
+          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '', { revokeAppPasswords });
+          return `Password of ${name(req)} changed; all of their sessions ended${revokeAppPasswords ? ', and their app passwords were revoked' : ' (their app passwords stay)'}.`;
         }),
     },
     [adminOnly, showAgain],
