@@ -8,6 +8,7 @@ import { route } from '../http/method';
 import * as favourites from '../episodes/favourites';
 import * as subscriptions from '../subscriptions/service';
 import { pull, push } from './feeds';
+import { setSessionCookie } from './auth';
 import { anyJson, baseUrl, parseJsonBody } from './http';
 import { changesBody, deviceBody, syncDevicesBody } from './schemas';
 import { parseSince } from './sync-time';
@@ -71,9 +72,9 @@ export function api2Routes(ctx: ApiContext, user: RequestHandler): Router {
     r,
     '/api/2/auth/:user/logout.json',
     {
-      post: async (_req, res) => {
+      post: async (req, res) => {
         if (res.locals.session) await auth.closeSession(ctx, res.locals.session);
-        res.append('Set-Cookie', 'sessionid=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
+        setSessionCookie(ctx, req, res, '');
         res.status(200).end();
       },
     },

@@ -63,7 +63,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
     const signedOut = req.method === 'GET' && req.query.signed_out !== undefined;
     render(res, 'sign-in', {
       title: 'Sign in',
-      csrf: presessionToken(req, res),
+      csrf: presessionToken(ctx, req, res),
       next: typeof req.query.next === 'string' ? req.query.next : (formField(req, 'next') ?? ''),
       username: formField(req, 'username') ?? '',
       registration,
@@ -76,7 +76,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const registerPage = (req: Request, res: Response, notices: Notice[] = []) => {
     if (!registration) throw new PageError(404, 'Sign-up is closed on this server: ask its administrator.');
     const username = formField(req, 'username') ?? '';
-    render(res, 'register', { title: 'Create an account', csrf: presessionToken(req, res), username, notices });
+    render(res, 'register', { title: 'Create an account', csrf: presessionToken(ctx, req, res), username, notices });
   };
   // A refused form is shown again with what went wrong (set ahead of the body parser: a form too large too).
   r.use(
@@ -123,7 +123,7 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
       checkCsrf,
       async (req, res) => {
         await accounts.closeBrowserSession(ctx, res.locals.session!);
-        endSession(req, res);
+        endSession(ctx, req, res);
         res.redirect(303, '/?signed_out');
       },
     ],

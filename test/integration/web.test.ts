@@ -105,6 +105,30 @@ describe('signing in', () => {
     }
   });
 
+  test('with an https PUBLIC_URL, every cookie is Secure though the proxy is not trusted (no TRUST_PROXY)', async () => {
+    const behind = await testApp({ PUBLIC_URL: 'https://sync.example' });
+    try {
+      const u = await behind.user();
+      const page = await request(behind.app).get('/');
+      const presession = (page.headers['set-cookie'] as unknown as string[])[0]!;
+      const r = await request(behind.app)
+        .post('/web/sign-in')
+        .set('Cookie', presession.split(';')[0]!)
+        .type('form')
+        .send({ _csrf: csrfOf(page.text), username: u.name, password: u.password });
+      const gpodder = await as(behind, u).post(`/api/2/auth/${u.name}/login.json`);
+      const cookies = [presession, ...[r, gpodder].flatMap((x) => x.headers['set-cookie'] as unknown as string[])];
+      expect(cookies.map((c) => c.split('=')[0])).toEqual(['castsync_csrf', 'castsync_web', 'sessionid']);
+      for (const c of cookies) expect(c).toMatch(/; Secure$/);
+      const out = await request(behind.app)
+        .post(`/api/2/auth/${u.name}/logout.json`)
+        .set('Cookie', `sessionid=${sessionCookieOf(gpodder)}`);
+      expect(out.headers['set-cookie']).toEqual([expect.stringMatching(/^sessionid=; .*Max-Age=0; Secure$/)]);
+    } finally {
+      await behind.close();
+    }
+  });
+
   test('a sign-in without the form token is refused, and so is one with another browser token', async () => {
     const u = await t.user();
     const agent = request.agent(t.app);
