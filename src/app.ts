@@ -119,7 +119,7 @@ export function createApp({
     );
   }
   app.use(metrics.middleware);
-  app.use(opsRoutes(db, metrics, state, openApiDocument()));
+  app.use(opsRoutes(db, metrics, state, openApiDocument(), config.metricsToken));
   app.use('/v1', opaRouter(ctx, limits));
   app.use('/api/v1', opaSyncRouter(ctx, limits));
   app.use(webRouter(ctx, limits));
