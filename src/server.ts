@@ -1,10 +1,11 @@
 import http from 'node:http';
 import net from 'node:net';
 import { createApp, type AppState } from './app';
-import { AuthCache, listenForCredentialChanges } from './auth/cache';
+import { AuthCache, credentialChanges } from './auth/cache';
 import { ConfigError, loadConfig, type Config } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
+import { listen, notifyThrough } from './db/notifications';
 import { createPool } from './db/pool';
 import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
@@ -22,7 +23,7 @@ async function main(config: Config, logger: Logger) {
   await whenDatabaseUp(() => migrateDatabase(database.url, logger), logger);
   const db = createPool(database.url, { max: config.dbPoolMax, timeoutMs: config.dbTimeoutMs, logger });
   const authCache = new AuthCache(config.authCacheTtl * 1000);
-  const listener = listenForCredentialChanges(database.url, authCache, logger);
+  const listener = listen(database.url, [credentialChanges(authCache)], logger, { notify: notifyThrough(db) });
   const state: AppState = { draining: false };
   const foreground = new Foreground();
   const app = createApp({ db, config, logger, authCache, state, foreground });

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool';
+import { CREDENTIALS_CHANNEL } from './cache';
 import type { TokenKind } from './secrets';
 
 /** A user; `password_hash` is null for a user who signs in only with single sign-on. */
@@ -135,7 +136,7 @@ export async function deleteExpiredTokens(db: Queryable): Promise<number> {
 
 /** Tells every castsync process to drop its cached credentials (src/auth/cache.ts). */
 export async function announceCredentialChange(db: Queryable): Promise<void> {
-  await db.query(`SELECT pg_notify('castsync_auth', '')`);
+  await db.query(`SELECT pg_notify($1, '')`, [CREDENTIALS_CHANNEL]);
 }
 
 export async function findUsername(db: Queryable, userId: number): Promise<string | undefined> {
