@@ -11,6 +11,7 @@ import { authTasks } from './auth/service';
 import { deletionTasks } from './deletions/service';
 import { retentionTasks } from './episodes/retention';
 import { feedTasks } from './feeds/fetcher';
+import { authLimits, failureBlocks, limitTasks } from './http/limits';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
@@ -23,13 +24,17 @@ async function main(config: Config, logger: Logger) {
   await whenDatabaseUp(() => migrateDatabase(database.url, logger), logger);
   const db = createPool(database.url, { max: config.dbPoolMax, timeoutMs: config.dbTimeoutMs, logger });
   const authCache = new AuthCache(config.authCacheTtl * 1000);
-  const listener = listen(database.url, [credentialChanges(authCache)], logger, { notify: notifyThrough(db) });
+  const limits = authLimits(config, db);
+  const listener = listen(database.url, [credentialChanges(authCache), failureBlocks(limits)], logger, {
+    notify: notifyThrough(db),
+  });
   const state: AppState = { draining: false };
   const foreground = new Foreground();
-  const app = createApp({ db, config, logger, authCache, state, foreground });
+  const app = createApp({ db, config, logger, authCache, limits, state, foreground });
   const tasks = [
     deletionTasks(db, logger),
     authTasks(db, logger),
+    limitTasks(db, logger),
     transferTasks({ db, logger, config }),
     idleTasks({ db, logger, config }),
     retentionTasks({ db, logger, config }),

@@ -170,6 +170,25 @@ test("an administrator's password reset (CLI or web page) ends the user's sessio
   }
 });
 
+test('once one instance has limited an account, the other answers 429 too, to the right password as well', async () => {
+  const env = { DATABASE_URL: database.url };
+  expect(cli(['user', 'add', 'kit', '--password-stdin'], env, 'kit-password\n').status).toBe(0);
+  const get = (s: ServerProcess, password: string) => async () =>
+    (await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('kit', password))).status;
+  expect(await get(b, 'kit-password')()).toBe(200);
+  // AUTH_FAILURE_RATE_LIMIT (20) refusals on one instance.
+  for (let i = 0; i < 20; i++) expect(await get(a, `guess-${i}`)()).toBe(401);
+  expect(await get(a, 'kit-password')()).toBe(429);
+  expect(await settles(get(b, 'kit-password'), 429)).toBe(429);
+  expect(await get(b, 'another-guess')()).toBe(429);
+  // LOGIN_RATE_LIMIT (10) failed logins, half on each instance.
+  const login = (s: ServerProcess, password: string) => async () =>
+    (await call(s.origin, 'POST', '/v1/auth/login', undefined, { username: 'kit', password })).status;
+  for (let i = 0; i < 10; i++) expect(await login(i % 2 ? a : b, `guess-${i}`)()).toBe(401);
+  expect(await settles(login(a, 'kit-password'), 429)).toBe(429);
+  expect(await settles(login(b, 'kit-password'), 429)).toBe(429);
+});
+
 test('a deletion accepted by the instance without a worker is done by the one with it', async () => {
   const list = await call(b.origin, 'GET', '/v1/subscriptions', auth);
   const guid = (list.body.subscriptions as Rec[]).find((s) => s.is_subscribed)!.guid;
