@@ -212,16 +212,17 @@ export async function changePasswordOf(
 }
 
 /**
- * A password set by someone other than its user (an administrator, on the web page or with the CLI):
- * every session of the user ends (browser sessions, gpodder sessions, /v1 logins), since whoever opened
- * them need not be the person. App passwords stay unless `revokeAppPasswords` (docs/operations.md).
+ * A password set by an administrator (on the web page or with the CLI): every session of the user ends
+ * (browser sessions, gpodder sessions, /v1 logins), since whoever opened them need not be the person;
+ * but `keepSession`, the administrator's own browser session when they set their own password. App
+ * passwords stay unless `revokeAppPasswords` (docs/operations.md).
  */
 export const setPassword = (
   ctx: Admin,
   username: string,
   password: string,
-  { revokeAppPasswords = false } = {},
-): Promise<void> => changePasswordOf(ctx, username, password, { appPasswords: revokeAppPasswords });
+  { revokeAppPasswords = false, keepSession }: { revokeAppPasswords?: boolean; keepSession?: string } = {},
+): Promise<void> => changePasswordOf(ctx, username, password, { appPasswords: revokeAppPasswords, keep: keepSession });
 
 export async function removeUser(ctx: Admin, username: string): Promise<void> {
   if (!(await repo.deleteUser(ctx.db, username))) throw new InvalidInput(`No user ${username}`);

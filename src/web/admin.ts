@@ -46,8 +46,14 @@ export function adminRoutes(ctx: ApiContext): Router {
       post: (req, res) =>
         act(req, res, async () => {
           const revokeAppPasswords = formField(req, 'revoke_app_passwords') === 'on';
-          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '', { revokeAppPasswords });
-          return `Password of ${name(req)} changed; all of their sessions ended${revokeAppPasswords ? ', and their app passwords were revoked' : ' (their app passwords stay)'}.`;
+          // Their own password: the administrator stays signed in here, as on the Account page.
+          const own = name(req) === res.locals.account!.username;
+          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '', {
+            revokeAppPasswords,
+            keepSession: own ? res.locals.session : undefined,
+          });
+          const ended = own ? 'your other sessions ended' : 'all of their sessions ended';
+          return `Password of ${name(req)} changed; ${ended}${revokeAppPasswords ? ', and the app passwords were revoked' : ' (app passwords stay)'}.`;
         }),
     },
     [adminOnly, showAgain],

@@ -459,9 +459,7 @@ describe('administration and sign-up', () => {
       .post(`/web/admin/users/${u.name}/password`)
       .type('form')
       .send({ _csrf: a.csrf, password: 'reset-by-admin' });
-    expect(reset.text).toContain(
-      `Password of ${u.name} changed; all of their sessions ended (their app passwords stay).`,
-    );
+    expect(reset.text).toContain(`Password of ${u.name} changed; all of their sessions ended (app passwords stay).`);
     expect(await s.status()).toEqual({ laptop: 303, phone: 303, gpodder: 401, login: 401, appPassword: 200 });
 
     // Asked to, the reset revokes the app passwords, and a login flow allowed but not yet collected.
@@ -471,9 +469,19 @@ describe('administration and sign-up', () => {
       .post(`/web/admin/users/${u.name}/password`)
       .type('form')
       .send({ _csrf: a.csrf, password: 'reset-again', revoke_app_passwords: 'on' });
-    expect(revoked.text).toContain('and their app passwords were revoked');
+    expect(revoked.text).toContain('and the app passwords were revoked');
     expect((await as(t, `Bearer ${s.appPassword}`).get('/v1/subscriptions')).status).toBe(401);
     expect(await pollLoginFlow(t.db, flow.pollToken)).toBeUndefined();
+
+    // Their own password: the administrator's other sessions end, the one in use stays.
+    const elsewhere = await signedInAgent(t.app, admin.name, admin.password);
+    const own = await a.agent
+      .post(`/web/admin/users/${admin.name}/password`)
+      .type('form')
+      .send({ _csrf: a.csrf, password: 'admin-reset-own' });
+    expect(own.text).toContain(`Password of ${admin.name} changed; your other sessions ended (app passwords stay).`);
+    expect((await a.agent.get('/web/admin/users')).status).toBe(200);
+    expect((await elsewhere.agent.get('/web/account')).status).toBe(303);
   });
 
   test('sign-up, when allowed, has the CLI password rules and signs the new user in (not as administrator)', async () => {
