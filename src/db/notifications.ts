@@ -73,8 +73,8 @@ export function listen(
   let retryMs = firstRetryMs;
   let poolerSaid = false;
   let beats = 0;
-  /** The heartbeat awaited: its payload, and what to call when it comes back. */
-  let awaited: { payload: string; back: () => void } | undefined;
+  /** The heartbeat awaited: its payload, what to call when it comes back, and its deadline. */
+  let awaited: { payload: string; back: (heard: boolean) => void; deadline: NodeJS.Timeout } | undefined;
 
   let warned = false;
   const goDown = () => {
@@ -108,10 +108,11 @@ export function listen(
     const payload = String(++beats);
     let deadline: NodeJS.Timeout | undefined;
     const back = new Promise<boolean>((resolve) => {
-      awaited = { payload, back: () => resolve(true) };
       deadline = setTimeout(() => resolve(false), deadlineMs);
+      awaited = { payload, back: resolve, deadline };
     });
-    await notify(heartbeat, payload).catch(() => undefined);
+    // Not awaited: a pool that cannot send it in time is a heartbeat that does not come back.
+    void notify(heartbeat, payload).catch(() => undefined);
     const heard = await back;
     clearTimeout(deadline);
     if (current !== c || stopped) return;
@@ -132,7 +133,7 @@ export function listen(
     c.on('end', () => reconnect(c, retryMs));
     c.on('notification', (n) => {
       if (n.channel === heartbeat) {
-        if (awaited && n.payload === awaited.payload) awaited.back();
+        if (awaited && n.payload === awaited.payload) awaited.back(true);
       } else byChannel.get(n.channel)?.heard(n.payload ?? '');
     });
     try {
@@ -157,6 +158,8 @@ export function listen(
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(awaited?.deadline);
+      awaited?.back(false);
       const c = current;
       current = undefined;
       await c?.end().catch(() => undefined);
