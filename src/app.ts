@@ -12,7 +12,7 @@ import * as feeds from './feeds/service';
 import { feedRegistry } from './feeds/service';
 import { directoryRegistry } from './directory/service';
 import { errorHandler, notFound } from './http/error-handler';
-import { authLimits } from './http/limits';
+import { authLimits, type AuthLimits } from './http/limits';
 import { createMetrics } from './http/metrics';
 import { routeTemplate } from './http/method';
 import { opsRoutes } from './http/ops';
@@ -42,6 +42,7 @@ export function createApp({
   config,
   logger,
   authCache = new AuthCache(config.authCacheTtl * 1000),
+  limits = authLimits(config, db),
   state = { draining: false },
   foreground = idleForeground,
 }: {
@@ -49,6 +50,8 @@ export function createApp({
   config: Config;
   logger: Logger;
   authCache?: AuthCache;
+  /** The failed sign-in limits; the server keeps them in step with other instances' (failureBlocks). */
+  limits?: AuthLimits;
   state?: AppState;
   /** Where requests are counted, so that background work gives way to them. */
   foreground?: Foreground;
@@ -75,7 +78,6 @@ export function createApp({
     ],
     [feedRegistry, directoryRegistry],
   );
-  const limits = authLimits(config);
   const app = express();
   app.disable('x-powered-by');
   // API answers are no-store; an ETag would only cost a hash of every body.
@@ -119,7 +121,7 @@ export function createApp({
     );
   }
   app.use(metrics.middleware);
-  app.use(opsRoutes(db, metrics, state, openApiDocument()));
+  app.use(opsRoutes(db, metrics, state, openApiDocument(), config.metricsToken));
   app.use('/v1', opaRouter(ctx, limits));
   app.use('/api/v1', opaSyncRouter(ctx, limits));
   app.use(webRouter(ctx, limits));

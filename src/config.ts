@@ -63,6 +63,8 @@ const schema = z.object({
   AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().positive().default(20),
   RATE_LIMIT_WINDOW: seconds.default(900),
   SHUTDOWN_TIMEOUT: seconds.default(10),
+  // Set: GET /metrics answers only a request with `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters (openssl rand -hex 32)').optional(),
   WORKER: flag.default(true),
   ALLOW_REGISTRATION: flag.default(false),
   FEED_FETCH: flag.default(true),

@@ -1,14 +1,16 @@
 import http from 'node:http';
 import net from 'node:net';
 import { createApp, type AppState } from './app';
-import { AuthCache, authTasks, listenForCredentialChanges } from './auth/service';
+import { AuthCache, authTasks, credentialChanges } from './auth/service';
 import { ConfigError, loadConfig, type Config } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
+import { listen, notifyThrough } from './db/notifications';
 import { createPool } from './db/pool';
 import { deletionTasks } from './deletions/service';
 import { retentionTasks } from './episodes/service';
 import { feedTasks } from './feeds/service';
+import { authLimits, failureBlocks, limitTasks } from './http/limits';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
@@ -20,13 +22,17 @@ async function main(config: Config, logger: Logger) {
   await whenDatabaseUp(() => migrateDatabase(database.url, logger), logger);
   const db = createPool(database.url, { max: config.dbPoolMax, timeoutMs: config.dbTimeoutMs, logger });
   const authCache = new AuthCache(config.authCacheTtl * 1000);
-  const listener = listenForCredentialChanges(database.url, authCache, logger);
+  const limits = authLimits(config, db);
+  const listener = listen(database.url, [credentialChanges(authCache), failureBlocks(limits)], logger, {
+    notify: notifyThrough(db),
+  });
   const state: AppState = { draining: false };
   const foreground = new Foreground();
-  const app = createApp({ db, config, logger, authCache, state, foreground });
+  const app = createApp({ db, config, logger, authCache, limits, state, foreground });
   const tasks = [
     deletionTasks(db, logger),
     authTasks(db, logger),
+    limitTasks(db, logger),
     transferTasks({ db, logger, config }),
     idleTasks({ db, logger, config }),
     retentionTasks({ db, logger, config }),

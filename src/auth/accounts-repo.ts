@@ -26,11 +26,3 @@ export async function listAppPasswords(db: Queryable, userId: number): Promise<A
   );
   return r.rows;
 }
-
-/** Ends the user's browser sessions and /v1 logins, except the browser session with this digest. */
-export async function deleteSessionsExcept(db: Queryable, userId: number, keepHash: Buffer): Promise<void> {
-  await db.query(
-    `DELETE FROM tokens WHERE user_id = $1 AND kind IN ('access', 'refresh', 'web') AND token_hash <> $2`,
-    [userId, keepHash],
-  );
-}

@@ -3,8 +3,8 @@ import { InvalidInput } from '../errors';
 import * as repo from './repo';
 import * as accounts from './accounts-repo';
 import { refuseArchived } from './idle';
-import { hashPassword, hashToken, newToken, verifyPassword } from './secrets';
-import { checkNewCredentials, closeSession, credentialsChanged, openSession, type AuthContext } from './credentials';
+import { hashToken, newToken, verifyPassword } from './secrets';
+import { changePasswordOf, closeSession, credentialsChanged, openSession, type AuthContext } from './credentials';
 
 // What the web page does with accounts: browser sessions, one's own password and app passwords, and the
 // administration of users by an administrator.
@@ -35,25 +35,24 @@ export const openBrowserSession = (db: Queryable, userId: number, label: string 
 export const closeBrowserSession = (ctx: Admin, token: string): Promise<void> => closeSession(ctx, token, 'web');
 
 /**
- * Changes the user's own password, given the current one; the user's other browser sessions and /v1
- * logins end (app passwords and gpodder sessions stay: the apps on the user's devices keep syncing).
+ * Changes the user's own password, given the current one. With `signOutElsewhere` (the Account page's
+ * "sign out everywhere else"), every other session of the user ends: browser sessions but `keepSession`
+ * (the one in use), gpodder sessions and /v1 logins. App passwords stay either way: the apps that use
+ * them sign in again by themselves, and each is revoked on the App passwords page.
  */
 export async function changePassword(
   ctx: Admin,
   userId: number,
-  current: string,
-  next: string,
-  keepSession: string,
+  { current, next, keepSession, signOutElsewhere }: PasswordChange,
 ): Promise<void> {
   const user = await accounts.findAccount(ctx.db, userId);
   if (!user || (await checkPassword(ctx.db, user.username, current)) !== userId) {
     throw new InvalidInput('The current password is wrong');
   }
-  checkNewCredentials(user.username, next);
-  await repo.updatePassword(ctx.db, user.username, await hashPassword(next));
-  await accounts.deleteSessionsExcept(ctx.db, userId, hashToken(keepSession));
-  await credentialsChanged(ctx);
+  await changePasswordOf(ctx, user.username, next, signOutElsewhere && { keep: keepSession });
 }
+
+export type PasswordChange = { current: string; next: string; keepSession: string; signOutElsewhere: boolean };
 
 export type AppPassword = { id: number; label: string | null; createdAt: Date };
 

@@ -1,5 +1,4 @@
-import pg from 'pg';
-import type { Logger } from '../logger';
+import type { Subscriber } from '../db/notifications';
 
 type Entry = { userId: number; expires: number };
 /** A verified credential: its user, and when it stops being valid (if it ever does). */
@@ -15,7 +14,7 @@ export class AuthCache {
   private readonly entries = new Map<string, Entry>();
   /** Verifications under way, by key; clear() drops them, so that their results are not remembered. */
   private readonly pending = new Map<string, Promise<number | undefined>>();
-  /** Off while changes could go unannounced (the listener is not connected). */
+  /** Off while changes could go unannounced (the process's listener has not heard its own heartbeat). */
   active = true;
   /** Called whenever the cache is emptied (a credential changed): for caches derived from this one. */
   private readonly clearListeners: (() => void)[] = [];
@@ -79,43 +78,23 @@ export class AuthCache {
   }
 }
 
-/** Listens for credential changes; while the listener is not connected, nothing is cached. */
-export function listenForCredentialChanges(
-  url: string,
-  cache: AuthCache,
-  logger: Logger,
-): { stop: () => Promise<void> } {
-  let client: pg.Client | undefined;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  cache.active = false;
+/** The channel every credential change is announced on (src/auth/repo.ts). */
+export const CREDENTIALS_CHANNEL = 'castsync_auth';
 
-  const connect = async () => {
-    const c = new pg.Client({ connectionString: url, application_name: 'castsync-auth-listener', keepAlive: true });
-    c.on('notification', () => cache.clear());
-    c.on('error', () => undefined);
-    c.on('end', () => {
-      cache.active = false;
-      cache.clear();
-      if (!stopped) timer = setTimeout(() => void connect(), 1000);
-    });
-    client = c;
-    try {
-      await c.connect();
-      await c.query('LISTEN castsync_auth');
-      cache.active = true;
-      cache.clear();
-    } catch (err) {
-      logger.debug({ err: (err as Error).message }, 'credential change listener not connected');
-      await c.end().catch(() => undefined);
-    }
-  };
-  void connect();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await client?.end().catch(() => undefined);
-    },
-  };
-}
+/**
+ * The cache's part in the process's notification listener (src/db/notifications.ts): emptied at each
+ * credential change; on only while notifications are known to arrive, so that no change can go unheard
+ * while a credential is remembered.
+ */
+export const credentialChanges = (cache: AuthCache): Subscriber => ({
+  channel: CREDENTIALS_CHANNEL,
+  heard: () => cache.clear(),
+  up: () => {
+    cache.active = true;
+    cache.clear();
+  },
+  down: () => {
+    cache.active = false;
+    cache.clear();
+  },
+});

@@ -145,7 +145,7 @@ export async function refresh(ctx: AuthContext, refreshToken: string): Promise<S
 /** Revokes the session of the given refresh token, or every session of the user. */
 export async function logout(ctx: AuthContext, userId: number, refreshToken?: string): Promise<void> {
   if (refreshToken === undefined) {
-    await repo.deleteSessions(ctx.db, userId);
+    await repo.deleteTokensOfKinds(ctx.db, userId, ['access', 'refresh']);
   } else {
     const row = await repo.findLiveToken(ctx.db, hashToken(refreshToken));
     if (row && row.user_id === userId && row.family) await repo.deleteFamily(ctx.db, userId, row.family);
@@ -174,13 +174,55 @@ export async function addUser(
   return repo.insertUser(ctx.db, username, password === null ? null : await hashPassword(password), admin);
 }
 
-export async function setPassword(ctx: Admin, username: string, password: string): Promise<void> {
+/** Every kind of session: browser sessions, gpodder sessions, and /v1 logins (access and refresh tokens). */
+const SESSION_KINDS: TokenKind[] = ['web', 'session', 'access', 'refresh'];
+
+/** What a password change ends besides the password: see `endSessions`. */
+export type SignOut = { keep?: string; appPasswords?: boolean };
+
+/**
+ * Ends the user's sessions, all but the browser session with the cookie value `keep`; with `appPasswords`,
+ * their app passwords too, and the login flows they allowed that no app has collected yet (each would
+ * become an app password).
+ */
+async function endSessions(tx: Queryable, userId: number, { keep, appPasswords = false }: SignOut): Promise<void> {
+  const kinds: TokenKind[] = appPasswords ? [...SESSION_KINDS, 'personal'] : SESSION_KINDS;
+  await repo.deleteTokensOfKinds(tx, userId, kinds, keep === undefined ? undefined : hashToken(keep));
+  if (appPasswords) await repo.deleteLoginFlowsOf(tx, userId);
+}
+
+/**
+ * Sets the user's password (checked against the rules first). With `signOut`, the user's sessions end
+ * in the same transaction (see `endSessions`); every process forgets the credentials it had verified.
+ */
+export async function changePasswordOf(
+  ctx: Admin,
+  username: string,
+  password: string,
+  signOut: SignOut | false,
+): Promise<void> {
   checkNewCredentials(username, password);
-  const id = await repo.updatePassword(ctx.db, username, await hashPassword(password));
-  if (id === undefined) throw new InvalidInput(`No user ${username}`);
-  await repo.deleteSessions(ctx.db, id);
+  const hash = await hashPassword(password);
+  await withTransaction(ctx.db, async (tx) => {
+    const id = await repo.updatePassword(tx, username, hash);
+    if (id === undefined) throw new InvalidInput(`No user ${username}`);
+    if (signOut) await endSessions(tx, id, signOut);
+  });
   await credentialsChanged(ctx);
 }
+
+/**
+ * A password set by an administrator (on the web page or with the CLI): every session of the user ends
+ * (browser sessions, gpodder sessions, /v1 logins), since whoever opened them need not be the person;
+ * but `keepSession`, the administrator's own browser session when they set their own password. App
+ * passwords stay unless `revokeAppPasswords` (docs/operations.md).
+ */
+export const setPassword = (
+  ctx: Admin,
+  username: string,
+  password: string,
+  { revokeAppPasswords = false, keepSession }: { revokeAppPasswords?: boolean; keepSession?: string } = {},
+): Promise<void> => changePasswordOf(ctx, username, password, { appPasswords: revokeAppPasswords, keep: keepSession });
 
 export async function removeUser(ctx: Admin, username: string): Promise<void> {
   if (!(await repo.deleteUser(ctx.db, username))) throw new InvalidInput(`No user ${username}`);

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool';
+import { CREDENTIALS_CHANNEL } from './cache';
 import type { TokenKind } from './secrets';
 
 /** A user; `password_hash` is null for a user who signs in only with single sign-on. */
@@ -105,8 +106,22 @@ export async function deleteFamily(db: Queryable, userId: number, family: string
   await db.query('DELETE FROM tokens WHERE user_id = $1 AND family = $2', [userId, family]);
 }
 
-export async function deleteSessions(db: Queryable, userId: number): Promise<void> {
-  await db.query(`DELETE FROM tokens WHERE user_id = $1 AND kind IN ('access', 'refresh')`, [userId]);
+/** Deletes the user's tokens of these kinds, except the one with the digest `keepHash` (if given). */
+export async function deleteTokensOfKinds(
+  db: Queryable,
+  userId: number,
+  kinds: TokenKind[],
+  keepHash?: Buffer,
+): Promise<void> {
+  await db.query(
+    'DELETE FROM tokens WHERE user_id = $1 AND kind = ANY ($2::text[]) AND token_hash IS DISTINCT FROM $3',
+    [userId, kinds, keepHash ?? null],
+  );
+}
+
+/** Forgets the user's login flows: an approved one no app has collected would become an app password. */
+export async function deleteLoginFlowsOf(db: Queryable, userId: number): Promise<void> {
+  await db.query('DELETE FROM login_flows WHERE user_id = $1', [userId]);
 }
 
 export async function deleteAppPassword(db: Queryable, id: number): Promise<boolean> {
@@ -121,7 +136,7 @@ export async function deleteExpiredTokens(db: Queryable): Promise<number> {
 
 /** Tells every castsync process to drop its cached credentials (src/auth/cache.ts). */
 export async function announceCredentialChange(db: Queryable): Promise<void> {
-  await db.query(`SELECT pg_notify('castsync_auth', '')`);
+  await db.query(`SELECT pg_notify($1, '')`, [CREDENTIALS_CHANNEL]);
 }
 
 export async function findUsername(db: Queryable, userId: number): Promise<string | undefined> {

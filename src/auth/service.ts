@@ -19,7 +19,7 @@ export {
 export type { Account, AppPassword } from './accounts';
 export { archiveUser, archivedAccount, archivedAccounts, forgetArchived, idleUsers, reviveUser } from './archiving';
 export type { ArchivedAccount, Idle } from './archiving';
-export { AuthCache, listenForCredentialChanges } from './cache';
+export { AuthCache, credentialChanges } from './cache';
 export {
   SESSION_TTL_SECONDS,
   addUser,

@@ -38,11 +38,19 @@ export function registerUsers(program: Command): Command {
     .command('passwd')
     .argument('<name>')
     .option('--password-stdin', 'read the password from standard input')
-    .description("set a user's password (and sign out the user's sessions)")
-    .action(async (name: string, opts: { passwordStdin?: boolean }) => {
+    .option('--revoke-app-passwords', "revoke the user's app passwords too (each app must be given a new one)")
+    .description(
+      "set a user's password; every session of the user ends (browsers, gpodder apps, /v1 logins), app " +
+        'passwords stay unless --revoke-app-passwords',
+    )
+    .action(async (name: string, opts: { passwordStdin?: boolean; revokeAppPasswords?: boolean }) => {
       const password = await readPassword(opts.passwordStdin === true);
-      await withDatabase((ctx) => auth.setPassword(ctx, name, password));
-      console.log(`Password of ${name} changed`);
+      const revokeAppPasswords = opts.revokeAppPasswords === true;
+      await withDatabase((ctx) => auth.setPassword(ctx, name, password, { revokeAppPasswords }));
+      console.log(
+        `Password of ${name} changed; every session of ${name} ended` +
+          (revokeAppPasswords ? ', and their app passwords were revoked' : ' (app passwords stay)'),
+      );
     });
   user
     .command('remove')

@@ -2,26 +2,23 @@ import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
+import { cookieOf, setCookie } from '../http/cookies';
 import { basicCredentials, bearerToken } from '../http/credentials';
 import { clientKey, type FailureLimiter } from '../http/limits';
 import { Unauthorized } from './errors';
 
 const COOKIE = 'sessionid';
 
-export function sessionCookie(req: Request): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return undefined;
-}
+export const sessionCookie = (req: Request): string | undefined => cookieOf(req, COOKIE);
 
-function setSessionCookie(req: Request, res: Response, token: string): void {
-  const secure = req.secure ? '; Secure' : '';
-  res.append(
-    'Set-Cookie',
-    `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${auth.SESSION_TTL_SECONDS}${secure}`,
-  );
+/** The sessionid cookie: `token` for a year, or '' to end it. */
+export function setSessionCookie(ctx: ApiContext, req: Request, res: Response, token: string): void {
+  const maxAge = token === '' ? 0 : auth.SESSION_TTL_SECONDS;
+  setCookie(req, res, ctx.config.publicUrl, {
+    name: COOKIE,
+    value: token,
+    attributes: `SameSite=Lax; Max-Age=${maxAge}`,
+  });
 }
 
 declare module 'express-serve-static-core' {
@@ -57,7 +54,7 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
       if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
       sessionOfCredentials.set(key, session);
     }
-    setSessionCookie(req, res, session);
+    setSessionCookie(ctx, req, res, session);
     res.locals.session = session;
     return userId;
   };

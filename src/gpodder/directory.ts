@@ -8,7 +8,7 @@ import { error, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { buildOpml, escapeXml } from '../opml/service';
 import { BadRequest, NotFound } from './errors';
-import { searchLimit } from './search-limit';
+import { searchLimit } from './address-limits';
 
 // gpodder.net's public directory calls, as mygpo serves them (mygpo/api/simple.py): `/search.{format}?q=`
 // answered from the configured podcast directory, and `/toplist/{n}.{format}` from this server's own users'

@@ -6,6 +6,7 @@ import { NotFound } from './errors';
 import { route } from '../http/method';
 import { uploadChanges } from './api2/subscriptions';
 import { pull } from './feeds';
+import { loginFlowLimit } from './address-limits';
 import { anyJson, anyText, baseUrl } from './http';
 import { parseSince } from './sync-time';
 import { storable } from '../text';
@@ -37,6 +38,8 @@ function pollToken(body: unknown): string | undefined {
 /** The Nextcloud gpoddersync dialect over the same store, and Nextcloud's login flow v2. */
 export function nextcloudRoutes(ctx: ApiContext, user: RequestHandler): Router {
   const r = Router();
+  // One count for both paths of the flow's start.
+  const startLimit = loginFlowLimit();
   for (const prefix of NEXTCLOUD_PREFIXES) {
     const app = `${prefix}/apps/gpoddersync`;
     route(
@@ -64,14 +67,17 @@ export function nextcloudRoutes(ctx: ApiContext, user: RequestHandler): Router {
       [user],
     );
     route(r, `${prefix}/login/v2`, {
-      post: async (req, res) => {
-        const flow = await auth.startLoginFlow(ctx.db, req.headers['user-agent'] ?? 'an app');
-        const base = baseUrl(ctx, req);
-        res.json({
-          poll: { token: flow.pollToken, endpoint: `${base}${prefix}/login/v2/poll` },
-          login: `${base}${approvalPath(flow.code)}`,
-        });
-      },
+      post: [
+        startLimit,
+        async (req, res) => {
+          const flow = await auth.startLoginFlow(ctx.db, req.headers['user-agent'] ?? 'an app');
+          const base = baseUrl(ctx, req);
+          res.json({
+            poll: { token: flow.pollToken, endpoint: `${base}${prefix}/login/v2/poll` },
+            login: `${base}${approvalPath(flow.code)}`,
+          });
+        },
+      ],
     });
     route(r, `${prefix}/login/v2/poll`, {
       post: [
@@ -104,7 +110,10 @@ export const documentNextcloud: Documenter = (r) => {
       responses: { 200: json(z.object({ timestamp: z.number().int() }), 'The timestamp'), ...authErrors },
     });
     nc('post', '/login/v2', 'Start a login flow (Nextcloud login flow v2)', {
-      responses: { 200: json(loginFlowResponse, 'The poll token and endpoint, and the page to open') },
+      responses: {
+        200: json(loginFlowResponse, 'The poll token and endpoint, and the page to open'),
+        429: error('Too many flows started from this address: Retry-After says when to try again'),
+      },
     });
     nc('post', '/login/v2/poll', 'Poll a login flow (form field token)', {
       responses: { 200: json(loginFlowResult, 'Approved: an app password, once'), 404: error('Not (yet) approved') },

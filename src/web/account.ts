@@ -57,9 +57,17 @@ export function accountRoutes(ctx: ApiContext): Router {
     post: [
       again((req, res, notice) => accountPage(req, res, [notice])),
       async (req, res) => {
-        const [current, changed] = [formField(req, 'current') ?? '', formField(req, 'new') ?? ''];
-        await auth.changePassword(ctx, currentUser(req), current, changed, res.locals.session!);
-        await accountPage(req, res, [{ kind: 'ok', text: 'Your password was changed.' }]);
+        const signOutElsewhere = formField(req, 'sign_out_elsewhere') === 'on';
+        await auth.changePassword(ctx, currentUser(req), {
+          current: formField(req, 'current') ?? '',
+          next: formField(req, 'new') ?? '',
+          keepSession: res.locals.session!,
+          signOutElsewhere,
+        });
+        const text = signOutElsewhere
+          ? 'Your password was changed, and you are signed out everywhere else.'
+          : 'Your password was changed.';
+        await accountPage(req, res, [{ kind: 'ok', text }]);
       },
     ],
   });

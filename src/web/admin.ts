@@ -45,8 +45,15 @@ export function adminRoutes(ctx: ApiContext): Router {
     {
       post: (req, res) =>
         act(req, res, async () => {
-          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '');
-          return `Password of ${name(req)} changed; their /v1 logins ended.`;
+          const revokeAppPasswords = formField(req, 'revoke_app_passwords') === 'on';
+          // Their own password: the administrator stays signed in here, as on the Account page.
+          const own = name(req) === res.locals.account!.username;
+          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '', {
+            revokeAppPasswords,
+            keepSession: own ? res.locals.session : undefined,
+          });
+          const ended = own ? 'your other sessions ended' : 'all of their sessions ended';
+          return `Password of ${name(req)} changed; ${ended}${revokeAppPasswords ? ', and the app passwords were revoked' : ' (app passwords stay)'}.`;
         }),
     },
     [adminOnly, showAgain],

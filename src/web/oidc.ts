@@ -91,14 +91,14 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
         nonce: flow.nonce,
       });
       // Lax: the provider's redirect back is a top-level navigation from its site.
-      setCookie(req, res, FLOW_COOKIE, encodeFlow(flow), `SameSite=Lax; Max-Age=${FLOW_SECONDS}`);
+      setCookie(ctx, req, res, FLOW_COOKIE, encodeFlow(flow), `SameSite=Lax; Max-Age=${FLOW_SECONDS}`);
       res.redirect(303, url.href);
     },
   });
   route(routes, '/web/sign-in/oidc/callback', {
     get: async (req, res) => {
       const flow = decodeFlow(cookie(req, FLOW_COOKIE));
-      setCookie(req, res, FLOW_COOKIE, '', 'SameSite=Lax; Max-Age=0');
+      setCookie(ctx, req, res, FLOW_COOKIE, '', 'SameSite=Lax; Max-Age=0');
       if (flow === undefined) {
         throw new PageError(
           400,

@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiContext } from '../api-context';
 import * as auth from '../auth/service';
+import { cookieOf, setCookie as setHttpCookie } from '../http/cookies';
 import { PageError } from './errors';
 
 // The web page's sign-in: a browser session in a cookie of its own (never the gpodder API's sessionid),
@@ -20,26 +21,24 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function cookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return undefined;
+export const cookie = cookieOf;
+
+/** Sets one of the web page's cookies (see src/http/cookies.ts: Secure over https or with an https PUBLIC_URL). */
+export const setCookie = (
+  ctx: ApiContext,
+  req: Request,
+  res: Response,
+  name: string,
+  value: string,
+  attributes: string,
+) => setHttpCookie(req, res, ctx.config.publicUrl, { name, value, attributes });
+
+function startSession(ctx: ApiContext, req: Request, res: Response, token: string): void {
+  setCookie(ctx, req, res, SESSION_COOKIE, token, `SameSite=Lax; Max-Age=${auth.BROWSER_SESSION_TTL_SECONDS}`);
 }
 
-/** HttpOnly, SameSite, and Secure when the request came over https (TRUST_PROXY tells behind a proxy). */
-export function setCookie(req: Request, res: Response, name: string, value: string, attributes: string): void {
-  const secure = req.secure ? '; Secure' : '';
-  res.append('Set-Cookie', `${name}=${value}; Path=/; HttpOnly; ${attributes}${secure}`);
-}
-
-function startSession(req: Request, res: Response, token: string): void {
-  setCookie(req, res, SESSION_COOKIE, token, `SameSite=Lax; Max-Age=${auth.BROWSER_SESSION_TTL_SECONDS}`);
-}
-
-export function endSession(req: Request, res: Response): void {
-  setCookie(req, res, SESSION_COOKIE, '', 'SameSite=Lax; Max-Age=0');
+export function endSession(ctx: ApiContext, req: Request, res: Response): void {
+  setCookie(ctx, req, res, SESSION_COOKIE, '', 'SameSite=Lax; Max-Age=0');
 }
 
 /** A session's form token: derived from the session's secret, so it needs no storage of its own. */
@@ -55,11 +54,11 @@ const csrfRefused = () =>
   new PageError(403, 'This form has expired or did not come from this site. Go back, reload the page and try again.');
 
 /** The form token of a page shown before sign-in, set in its cookie. */
-export function presessionToken(req: Request, res: Response): string {
+export function presessionToken(ctx: ApiContext, req: Request, res: Response): string {
   const existing = cookie(req, PRESESSION_COOKIE);
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
   const value = randomBytes(32).toString('base64url');
-  setCookie(req, res, PRESESSION_COOKIE, value, 'SameSite=Strict');
+  setCookie(ctx, req, res, PRESESSION_COOKIE, value, 'SameSite=Strict');
   return value;
 }
 
@@ -105,7 +104,7 @@ export function loadSession(ctx: ApiContext): RequestHandler {
 export async function signInAs(ctx: ApiContext, req: Request, res: Response, userId: number): Promise<void> {
   const token = await auth.openBrowserSession(ctx.db, userId, req.headers['user-agent']);
   const account = await auth.account(ctx.db, userId);
-  startSession(req, res, token);
+  startSession(ctx, req, res, token);
   if (account) signedInWith(req, res, account, token);
 }
 

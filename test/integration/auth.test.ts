@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { createAppPasswordFor, revokeAppPasswordById, setPassword } from '../../src/auth/service';
-import { AuthCache, listenForCredentialChanges } from '../../src/auth/cache';
+import { AuthCache, credentialChanges } from '../../src/auth/cache';
+import { listen, notifyThrough } from '../../src/db/notifications';
 import pino from 'pino';
 import argon2 from 'argon2';
 
@@ -165,7 +166,9 @@ describe('authentication', () => {
 
   test('a credential change in another process (the CLI) empties this process cache through NOTIFY', async () => {
     const cache = new AuthCache(60_000);
-    const listener = listenForCredentialChanges(t.url, cache, pino({ level: 'silent' }));
+    const listener = listen(t.url, [credentialChanges(cache)], pino({ level: 'silent' }), {
+      notify: notifyThrough(t.db),
+    });
     try {
       for (let i = 0; i < 100 && !cache.active; i++) await sleep(50);
       expect(cache.active).toBe(true);

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { approveLoginFlow, createAppPasswordFor } from '../../src/auth/service';
 import { as, sessionCookieOf, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { LOGIN_FLOW_STARTS } from '../../src/gpodder/address-limits';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -214,6 +215,24 @@ describe('Nextcloud gpoddersync', () => {
     }
     const pulled = await api.get('/index.php/apps/gpoddersync/subscriptions?since=0');
     expect(pulled.body.add).toEqual(['https://nc.example-index.php.xml', 'https://nc.example.xml']);
+  });
+
+  test('login flow v2: an address may start LOGIN_FLOW_STARTS flows (either path), then 429; no more are stored', async () => {
+    const own = await testApp();
+    try {
+      const flows = async () => (await own.db.query('SELECT count(*)::int AS n FROM login_flows')).rows[0].n;
+      for (let i = 0; i < LOGIN_FLOW_STARTS; i++) {
+        expect((await request(own.app).post(i % 2 ? '/login/v2' : '/index.php/login/v2')).status).toBe(200);
+      }
+      for (const path of ['/index.php/login/v2', '/login/v2']) {
+        const r = await request(own.app).post(path);
+        expectError(r, 429, /^Too many login flows started/);
+        expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      expect(await flows()).toBe(LOGIN_FLOW_STARTS);
+    } finally {
+      await own.close();
+    }
   });
 
   test('login flow v2: poll is 404 until approved, then gives an app password once', async () => {

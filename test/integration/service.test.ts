@@ -140,6 +140,27 @@ describe('health, readiness, metrics', () => {
   });
 });
 
+test('with METRICS_TOKEN, /metrics answers only its bearer token: 401 with a challenge otherwise', async () => {
+  const token = 'metrics-token-0123456789abcdef';
+  const guarded = await testApp({ METRICS_TOKEN: token });
+  try {
+    const refused = [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`x:${token}`).toString('base64')}`];
+    for (const authorization of refused) {
+      const req = request(guarded.app).get('/metrics');
+      const r = authorization === undefined ? await req : await req.set('Authorization', authorization);
+      expectError(r, 401);
+      expect(r.headers['www-authenticate']).toBe('Bearer realm="metrics"');
+      expect(r.text).not.toContain('castsync_');
+    }
+    const ok = await request(guarded.app).get('/metrics').set('Authorization', `Bearer ${token}`);
+    expect(ok.status).toBe(200);
+    expect(ok.text).toMatch(/^castsync_jobs_queued \d+/m);
+    expect((await request(guarded.app).get('/healthz')).status).toBe(200);
+  } finally {
+    await guarded.close();
+  }
+});
+
 describe('HTTP conventions', () => {
   test('an unknown path is 404 with the error body', async () => {
     const u = await t.user('lost');

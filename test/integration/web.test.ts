@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { pollLoginFlow, startLoginFlow } from '../../src/auth/service';
+import { approveLoginFlow, createAppPasswordFor, pollLoginFlow, startLoginFlow } from '../../src/auth/service';
 import { setAdmin } from '../../src/auth/accounts';
-import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
 import { feedLearnt } from '../helpers/feeds';
 
@@ -20,6 +20,27 @@ const subscribedUrls = async (u: TestUser): Promise<string[]> =>
   )
     .filter((s) => s.is_subscribed)
     .map((s) => s.feed_url);
+
+/**
+ * A user's sessions of every kind, each used once (so that the credential cache holds it): two browser
+ * sessions, a gpodder session, a /v1 login and an app password; `status` tries each again.
+ */
+async function sessionsOf(u: TestUser) {
+  const laptop = await signedInAgent(t.app, u.name, u.password);
+  const phone = await signedInAgent(t.app, u.name, u.password);
+  const gpodder = sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`).expect(200))!;
+  const login = await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password });
+  const appPassword = (await createAppPasswordFor(t, u.name, 'phone')).token;
+  const status = async () => ({
+    laptop: (await laptop.agent.get('/web/account')).status,
+    phone: (await phone.agent.get('/web/account')).status,
+    gpodder: (await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${gpodder}`)).status,
+    login: (await as(t, `Bearer ${login.body.access_token}`).get('/v1/subscriptions')).status,
+    appPassword: (await as(t, `Bearer ${appPassword}`).get('/v1/subscriptions')).status,
+  });
+  expect(await status()).toEqual({ laptop: 200, phone: 200, gpodder: 200, login: 200, appPassword: 200 });
+  return { laptop, phone, appPassword, status };
+}
 
 describe('signing in', () => {
   test('the sign-in page is at /, with no browser password popup; a wrong password says so', async () => {
@@ -81,6 +102,30 @@ describe('signing in', () => {
       expect(r.headers.location).toBe('/web/subscriptions');
     } finally {
       await secure.close();
+    }
+  });
+
+  test('with an https PUBLIC_URL, every cookie is Secure though the proxy is not trusted (no TRUST_PROXY)', async () => {
+    const behind = await testApp({ PUBLIC_URL: 'https://sync.example' });
+    try {
+      const u = await behind.user();
+      const page = await request(behind.app).get('/');
+      const presession = (page.headers['set-cookie'] as unknown as string[])[0]!;
+      const r = await request(behind.app)
+        .post('/web/sign-in')
+        .set('Cookie', presession.split(';')[0]!)
+        .type('form')
+        .send({ _csrf: csrfOf(page.text), username: u.name, password: u.password });
+      const gpodder = await as(behind, u).post(`/api/2/auth/${u.name}/login.json`);
+      const cookies = [presession, ...[r, gpodder].flatMap((x) => x.headers['set-cookie'] as unknown as string[])];
+      expect(cookies.map((c) => c.split('=')[0])).toEqual(['castsync_csrf', 'castsync_web', 'sessionid']);
+      for (const c of cookies) expect(c).toMatch(/; Secure$/);
+      const out = await request(behind.app)
+        .post(`/api/2/auth/${u.name}/logout.json`)
+        .set('Cookie', `sessionid=${sessionCookieOf(gpodder)}`);
+      expect(out.headers['set-cookie']).toEqual([expect.stringMatching(/^sessionid=; .*Max-Age=0; Secure$/)]);
+    } finally {
+      await behind.close();
     }
   });
 
@@ -300,11 +345,39 @@ describe('account', () => {
     const ok = await laptop.agent
       .post('/web/account/password')
       .type('form')
-      .send({ _csrf: laptop.csrf, current: u.password, new: 'a-new-password' });
-    expect(ok.text).toContain('Your password was changed.');
+      .send({ _csrf: laptop.csrf, current: u.password, new: 'a-new-password', sign_out_elsewhere: 'on' });
+    expect(ok.text).toContain('Your password was changed, and you are signed out everywhere else.');
     expect((await laptop.agent.get('/web/account')).status).toBe(200);
     const basic = 'Basic ' + Buffer.from(`${u.name}:a-new-password`).toString('base64');
     expect((await as(t, basic).get('/v1/subscriptions')).status).toBe(200);
+  });
+
+  test("a password change with 'sign out everywhere else' ends every other session, this one and app passwords stay", async () => {
+    const u = await t.user();
+    const s = await sessionsOf(u);
+    const page = await s.laptop.agent.get('/web/account');
+    expect(page.text).toMatch(/<input type="checkbox" name="sign_out_elsewhere" value="on" checked/);
+    const changed = await s.laptop.agent
+      .post('/web/account/password')
+      .type('form')
+      .send({ _csrf: s.laptop.csrf, current: u.password, new: 'everywhere-else', sign_out_elsewhere: 'on' });
+    expect(changed.status).toBe(200);
+    expect(await s.status()).toEqual({ laptop: 200, phone: 303, gpodder: 401, login: 401, appPassword: 200 });
+    const basic = 'Basic ' + Buffer.from(`${u.name}:everywhere-else`).toString('base64');
+    expect((await as(t, basic).get('/v1/subscriptions')).status).toBe(200);
+    expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
+  });
+
+  test("a password change without 'sign out everywhere else' changes the password only", async () => {
+    const u = await t.user();
+    const s = await sessionsOf(u);
+    const changed = await s.laptop.agent
+      .post('/web/account/password')
+      .type('form')
+      .send({ _csrf: s.laptop.csrf, current: u.password, new: 'only-the-password' });
+    expect(changed.text).toContain('Your password was changed.');
+    expect(await s.status()).toEqual({ laptop: 200, phone: 200, gpodder: 200, login: 200, appPassword: 200 });
+    expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
   });
 
   test('devices and recent plays from the gpodder API', async () => {
@@ -374,6 +447,41 @@ describe('administration and sign-up', () => {
       (await as(t, 'Basic ' + Buffer.from('made-by-admin:reset-password').toString('base64')).get('/v1/subscriptions'))
         .status,
     ).toBe(401);
+  });
+
+  test("an administrator's reset ends every session of the user; app passwords only when asked", async () => {
+    const admin = await t.user('admin');
+    await setAdmin(t.db, admin.name, true);
+    const a = await signedInAgent(t.app, admin.name, admin.password);
+    const u = await t.user();
+    const s = await sessionsOf(u);
+    const reset = await a.agent
+      .post(`/web/admin/users/${u.name}/password`)
+      .type('form')
+      .send({ _csrf: a.csrf, password: 'reset-by-admin' });
+    expect(reset.text).toContain(`Password of ${u.name} changed; all of their sessions ended (app passwords stay).`);
+    expect(await s.status()).toEqual({ laptop: 303, phone: 303, gpodder: 401, login: 401, appPassword: 200 });
+
+    // Asked to, the reset revokes the app passwords, and a login flow allowed but not yet collected.
+    const flow = await startLoginFlow(t.db, 'Kasts');
+    expect(await approveLoginFlow(t.db, flow.code, u.id)).toBe(true);
+    const revoked = await a.agent
+      .post(`/web/admin/users/${u.name}/password`)
+      .type('form')
+      .send({ _csrf: a.csrf, password: 'reset-again', revoke_app_passwords: 'on' });
+    expect(revoked.text).toContain('and the app passwords were revoked');
+    expect((await as(t, `Bearer ${s.appPassword}`).get('/v1/subscriptions')).status).toBe(401);
+    expect(await pollLoginFlow(t.db, flow.pollToken)).toBeUndefined();
+
+    // Their own password: the administrator's other sessions end, the one in use stays.
+    const elsewhere = await signedInAgent(t.app, admin.name, admin.password);
+    const own = await a.agent
+      .post(`/web/admin/users/${admin.name}/password`)
+      .type('form')
+      .send({ _csrf: a.csrf, password: 'admin-reset-own' });
+    expect(own.text).toContain(`Password of ${admin.name} changed; your other sessions ended (app passwords stay).`);
+    expect((await a.agent.get('/web/admin/users')).status).toBe(200);
+    expect((await elsewhere.agent.get('/web/account')).status).toBe(303);
   });
 
   test('sign-up, when allowed, has the CLI password rules and signs the new user in (not as administrator)', async () => {

@@ -93,6 +93,102 @@ test('a session from one instance works on the other; a logout on one is honoure
   ).toBe(401);
 });
 
+/** The value of a cookie an answer set. */
+const setCookie = (r: Response, name: string): string =>
+  r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith(`${name}=`))!
+    .slice(name.length + 1);
+const formToken = (html: string): string => /name="_csrf" value="([^"]*)"/.exec(html)![1]!;
+const form = (cookie: string, fields: Record<string, string>): RequestInit => ({
+  method: 'POST',
+  redirect: 'manual',
+  headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields),
+});
+
+/** Signs in to the web page: the browser session's cookie. */
+async function webSignIn(origin: string, username: string, password: string): Promise<string> {
+  const page = await fetch(`${origin}/`);
+  const fields = { _csrf: formToken(await page.text()), username, password };
+  const r = await fetch(`${origin}/web/sign-in`, form(`castsync_csrf=${setCookie(page, 'castsync_csrf')}`, fields));
+  expect(r.status).toBe(303);
+  return `castsync_web=${setCookie(r, 'castsync_web')}`;
+}
+
+/** What the web page answers a browser session (303: to the sign-in page) and the gpodder API a sessionid. */
+const webStatus = async (origin: string, cookie: string) =>
+  (await fetch(`${origin}/web/account`, { headers: { cookie }, redirect: 'manual' })).status;
+const gpodderStatus = async (origin: string, sessionid: string) =>
+  (await fetch(`${origin}/api/2/devices/jude.json`, { headers: { cookie: `sessionid=${sessionid}` } })).status;
+
+/** The status fn() settles on within a second (a NOTIFY takes a moment to reach the other instance). */
+async function settles(fn: () => Promise<number>, want: number): Promise<number> {
+  let status = await fn();
+  for (let i = 0; i < 20 && status !== want; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    status = await fn();
+  }
+  return status;
+}
+
+test("an administrator's password reset (CLI or web page) ends the user's sessions on both instances", async () => {
+  const env = { DATABASE_URL: database.url };
+  expect(cli(['user', 'add', 'jude', '--password-stdin'], env, 'jude-password-0\n').status).toBe(0);
+  expect(cli(['user', 'add', 'boss', '--admin', '--password-stdin'], env, 'boss-password\n').status).toBe(0);
+  const viaCli = (password: string) =>
+    expect(cli(['user', 'passwd', 'jude', '--password-stdin'], env, `${password}\n`).status).toBe(0);
+  const viaPage = async (password: string) => {
+    const boss = await webSignIn(a.origin, 'boss', 'boss-password');
+    const page = await fetch(`${a.origin}/web/admin/users`, { headers: { cookie: boss } });
+    const r = await fetch(
+      `${a.origin}/web/admin/users/jude/password`,
+      form(boss, { _csrf: formToken(await page.text()), password }),
+    );
+    expect(r.status).toBe(200);
+  };
+  let password = 'jude-password-0';
+  for (const [i, reset] of [viaCli, viaPage].entries()) {
+    const web = await webSignIn(a.origin, 'jude', password);
+    const login = await fetch(`${b.origin}/api/2/auth/jude/login.json`, {
+      method: 'POST',
+      headers: { authorization: basicAuth('jude', password) },
+    });
+    const sessionid = setCookie(login, 'sessionid');
+    // Used on both instances, so that both have them in their credential caches.
+    for (const s of [a, b]) {
+      expect(await webStatus(s.origin, web)).toBe(200);
+      expect(await gpodderStatus(s.origin, sessionid)).toBe(200);
+    }
+    password = `jude-password-${i + 1}`;
+    await reset(password);
+    for (const s of [a, b]) {
+      expect(await settles(() => webStatus(s.origin, web), 303)).toBe(303);
+      expect(await settles(() => gpodderStatus(s.origin, sessionid), 401)).toBe(401);
+    }
+  }
+});
+
+test('once one instance has limited an account, the other answers 429 too, to the right password as well', async () => {
+  const env = { DATABASE_URL: database.url };
+  expect(cli(['user', 'add', 'kit', '--password-stdin'], env, 'kit-password\n').status).toBe(0);
+  const get = (s: ServerProcess, password: string) => async () =>
+    (await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('kit', password))).status;
+  expect(await get(b, 'kit-password')()).toBe(200);
+  // AUTH_FAILURE_RATE_LIMIT (20) refusals on one instance.
+  for (let i = 0; i < 20; i++) expect(await get(a, `guess-${i}`)()).toBe(401);
+  expect(await get(a, 'kit-password')()).toBe(429);
+  expect(await settles(get(b, 'kit-password'), 429)).toBe(429);
+  expect(await get(b, 'another-guess')()).toBe(429);
+  // LOGIN_RATE_LIMIT (10) failed logins, half on each instance.
+  const login = (s: ServerProcess, password: string) => async () =>
+    (await call(s.origin, 'POST', '/v1/auth/login', undefined, { username: 'kit', password })).status;
+  for (let i = 0; i < 10; i++) expect(await login(i % 2 ? a : b, `guess-${i}`)()).toBe(401);
+  expect(await settles(login(a, 'kit-password'), 429)).toBe(429);
+  expect(await settles(login(b, 'kit-password'), 429)).toBe(429);
+});
+
 test('a deletion accepted by the instance without a worker is done by the one with it', async () => {
   const list = await call(b.origin, 'GET', '/v1/subscriptions', auth);
   const guid = (list.body.subscriptions as Rec[]).find((s) => s.is_subscribed)!.guid;

@@ -78,7 +78,7 @@ describe('the packaging people look for, checked by the tools that read it', () 
     expect(read('deploy/casaos/docker-compose.yml')).toMatch(/x-casaos:[\s\S]*main: castsync/);
   });
 
-  test('the Kubernetes manifests render with kustomize: probes, resources, the database URL from a Secret, non-root', () => {
+  test('the Kubernetes manifests render with kustomize: probes, resources, the database URL and metrics token from a Secret, non-root', () => {
     const docs = YAML.parseAllDocuments(run('kubectl', ['kustomize', 'deploy/kubernetes'])).map((d) => d.toJS());
     const deployment = docs.find((d) => d.kind === 'Deployment');
     const pod = deployment.spec.template.spec;
@@ -92,6 +92,10 @@ describe('the packaging people look for, checked by the tools that read it', () 
     expect(container.env).toContainEqual({
       name: 'DATABASE_URL',
       valueFrom: { secretKeyRef: { name: 'castsync', key: 'DATABASE_URL' } },
+    });
+    expect(container.env).toContainEqual({
+      name: 'METRICS_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'castsync', key: 'METRICS_TOKEN', optional: true } },
     });
     expect(docs.find((d) => d.kind === 'Service').spec.selector).toEqual(deployment.spec.selector.matchLabels);
   });

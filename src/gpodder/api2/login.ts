@@ -3,6 +3,7 @@ import type { ApiContext } from '../../api-context';
 import * as auth from '../../auth/service';
 import { route } from '../../http/method';
 import type { Documenter } from '../../http/openapi';
+import { setSessionCookie } from '../auth';
 import { authErrors, byUser, empty, gpodderPath } from '../docs';
 
 /** Logging in and out: the session cookie of gpodder.net's clients. */
@@ -22,9 +23,9 @@ export function loginRoutes(r: Router, ctx: ApiContext, user: RequestHandler): v
     r,
     '/api/2/auth/:user/logout.json',
     {
-      post: async (_req, res) => {
+      post: async (req, res) => {
         if (res.locals.session) await auth.closeSession(ctx, res.locals.session);
-        res.append('Set-Cookie', 'sessionid=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
+        setSessionCookie(ctx, req, res, '');
         res.status(200).end();
       },
     },

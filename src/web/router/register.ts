@@ -14,7 +14,7 @@ export function registerPage(ctx: ApiContext): Page {
   return (req: Request, res: Response, notices: Notice[] = []) => {
     if (!ctx.config.allowRegistration) throw new PageError(404, CLOSED);
     const username = formField(req, 'username') ?? '';
-    render(res, 'register', { title: 'Create an account', csrf: presessionToken(req, res), username, notices });
+    render(res, 'register', { title: 'Create an account', csrf: presessionToken(ctx, req, res), username, notices });
   };
 }
 

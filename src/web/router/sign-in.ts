@@ -28,7 +28,7 @@ export function signInPage(ctx: ApiContext, oidc: OidcSignIn | undefined): Page 
     const signedOut = req.method === 'GET' && req.query.signed_out !== undefined;
     render(res, 'sign-in', {
       title: 'Sign in',
-      csrf: presessionToken(req, res),
+      csrf: presessionToken(ctx, req, res),
       next: typeof req.query.next === 'string' ? req.query.next : (formField(req, 'next') ?? ''),
       username: formField(req, 'username') ?? '',
       registration,
@@ -79,7 +79,7 @@ export function signInRoutes(
       checkCsrf,
       async (req, res) => {
         await auth.closeBrowserSession(ctx, res.locals.session!);
-        endSession(req, res);
+        endSession(ctx, req, res);
         res.redirect(303, '/?signed_out');
       },
     ],
