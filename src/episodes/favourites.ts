@@ -116,10 +116,6 @@ export async function list(db: Queryable, userId: number, limit: number): Promis
   }));
 }
 
-/** Of these episodes (sync ids), the user's favourites. */
-export const favouritesAmong = (db: Queryable, userId: number, syncIds: string[]): Promise<Set<string>> =>
-  syncIds.length === 0 ? Promise.resolve(new Set()) : repo.setOf(db, userId, syncIds);
-
 /** The app's time of the episode's favourite (set or cleared), if it has one. */
 export const favouriteTime = (db: Queryable, userId: number, syncId: string): Promise<Date | undefined> =>
   repo.timeOf(db, userId, syncId);

@@ -12,7 +12,6 @@ export {
   archived as archivedFavourites,
   change as changeFavourites,
   favouriteTime,
-  favouritesAmong,
   list as listFavourites,
 } from './favourites';
 export type { Favourite, FavouriteChange, NamedEpisode } from './favourites';

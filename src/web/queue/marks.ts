@@ -5,23 +5,15 @@ import * as queue from '../../queue/service';
 // What the pages that show episodes need of Up next and favourites: the marks on each episode's buttons,
 // and where the player goes on to.
 
-/** An episode shown in a list: what the buttons need to know of it. */
-type Shown = { id: string; enclosureUrl: string | null };
+/** An episode shown in a list: what the buttons need to know of it (its favourite is in its one state). */
+type Shown = { id: string; state: episodes.EpisodeState | undefined };
 
 /** Which of the shown episodes (by item id) are favourites and which are in Up next. */
 export async function marksOf(ctx: ApiContext, userId: number, shown: Shown[]) {
-  const withAudio = shown.filter((e): e is Shown & { enclosureUrl: string } => e.enclosureUrl !== null);
-  const [favs, q] = await Promise.all([
-    episodes.favouritesAmong(
-      ctx.db,
-      userId,
-      withAudio.map((e) => episodes.syncIdOf(e.enclosureUrl)),
-    ),
-    queue.read(ctx.db, userId),
-  ]);
+  const q = await queue.read(ctx.db, userId);
   const queued = new Set(q.items.map((i) => i.itemId));
   return {
-    favourite: new Set(withAudio.filter((e) => favs.has(episodes.syncIdOf(e.enclosureUrl))).map((e) => e.id)),
+    favourite: new Set(shown.filter((e) => e.state?.favourite?.value === true).map((e) => e.id)),
     queued: new Set(shown.filter((e) => queued.has(e.id)).map((e) => e.id)),
     queue: q.items,
   };
