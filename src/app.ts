@@ -37,6 +37,7 @@ const outcome = (req: IncomingMessage, res: ServerResponse) => ({
   refused: (res as express.Response).locals.refused,
 });
 
+/** The app: its settings, then what every request passes in order, the doors, the safety net. */
 export function createApp({
   db,
   config,
@@ -57,7 +58,22 @@ export function createApp({
   foreground?: Foreground;
 }) {
   const ctx: ApiContext = { db, config, logger, authCache };
-  const metrics = createMetrics(
+  const metrics = appMetrics(db);
+  const app = express();
+  settings(app, config);
+  securityHeaders(app);
+  requestIds(app, foreground);
+  requestLog(app, logger);
+  app.use(metrics.middleware);
+  app.use(opsRoutes(db, metrics, state, openApiDocument(), config.metricsToken));
+  doors(app, ctx, limits);
+  safetyNet(app, logger);
+  return app;
+}
+
+/** The gauges /metrics reads from the database, beside the request counts and the registries' own. */
+function appMetrics(db: Db) {
+  return createMetrics(
     db,
     [
       {
@@ -78,15 +94,24 @@ export function createApp({
     ],
     [feedRegistry, directoryRegistry],
   );
-  const app = express();
+}
+
+/** Express's settings: no X-Powered-By, no ETag, the trusted proxies, plain query strings. */
+function settings(app: express.Express, config: Config): void {
   app.disable('x-powered-by');
   // API answers are no-store; an ETag would only cost a hash of every body.
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
+}
 
+function securityHeaders(app: express.Express): void {
   // Self-hosted servers are often reached over plain http on a LAN: no upgrade-insecure-requests.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+}
+
+/** Each request counted while it is in flight, and named by its X-Request-Id (the client's, if it is sane). */
+function requestIds(app: express.Express, foreground: Foreground): void {
   app.use((_req, res, next) => {
     res.once('close', foreground.begin());
     next();
@@ -97,6 +122,9 @@ export function createApp({
     res.setHeader('X-Request-Id', req.id);
     next();
   });
+}
+
+function requestLog(app: express.Express, logger: Logger): void {
   // One line per request at info level; below it, not even the per-request logger is made.
   if (logger.isLevelEnabled('info')) {
     app.use(
@@ -120,13 +148,18 @@ export function createApp({
       }),
     );
   }
-  app.use(metrics.middleware);
-  app.use(opsRoutes(db, metrics, state, openApiDocument(), config.metricsToken));
+}
+
+/** Each protocol's door, in the order their paths must be tried. */
+function doors(app: express.Express, ctx: ApiContext, limits: AuthLimits): void {
   app.use('/v1', opaRouter(ctx, limits));
   app.use('/api/v1', opaSyncRouter(ctx, limits));
   app.use(webRouter(ctx, limits));
   app.use(gpodderRouter(ctx, limits));
+}
+
+/** What no door answered is a 404; what no door's error mapping took, the 500/503 of src/http/error-handler.ts. */
+function safetyNet(app: express.Express, logger: Logger): void {
   app.use(notFound);
   app.use(errorHandler(logger));
-  return app;
 }

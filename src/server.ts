@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { whenDatabaseUp } from './db/connect';
 import { openDatabase } from './db/database';
 import { listen, notifyThrough } from './db/notifications';
-import { createPool } from './db/pool';
+import { createPool, type Db } from './db/pool';
 import { deletionTasks } from './deletions/service';
 import { retentionTasks } from './episodes/service';
 import { feedTasks } from './feeds/service';
@@ -29,6 +29,30 @@ async function main(config: Config, logger: Logger) {
   const state: AppState = { draining: false };
   const foreground = new Foreground();
   const app = createApp({ db, config, logger, authCache, limits, state, foreground });
+  const tasks = backgroundTasks(db, logger, config, foreground);
+  const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
+
+  const server = await serve(app, config);
+  const address = server.address() as net.AddressInfo;
+  logger.info({ host: address.address, port: address.port, embeddedDatabase: database.embedded }, 'castsync listening');
+
+  const stop = async () => {
+    await worker?.stop();
+    await listener.stop();
+    await db.end();
+    await database.stop();
+  };
+  shutdownOn(config, logger, { server, state, stop });
+  // graphile-worker (0.17) records a job's end without awaiting it: when the database goes away just as a
+  // job ends, that promise rejects with nobody to catch it, and Node would end the process. The API must
+  // outlive a database outage (docs/operations.md), so such a rejection is logged and the server goes on.
+  process.on('unhandledRejection', (err) => {
+    logger.error({ err }, 'a background promise failed with nobody to handle it; the server goes on');
+  });
+}
+
+/** What the worker runs: every feature's task list (the feed fetcher's when FEED_FETCH is on). */
+function backgroundTasks(db: Db, logger: Logger, config: Config, foreground: Foreground) {
   const tasks = [
     deletionTasks(db, logger),
     authTasks(db, logger),
@@ -38,8 +62,11 @@ async function main(config: Config, logger: Logger) {
     retentionTasks({ db, logger, config }),
   ];
   if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground }));
-  const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
+  return tasks;
+}
 
+/** The HTTP server, listening. */
+async function serve(app: http.RequestListener, config: Config): Promise<http.Server> {
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
   // Requests Node's HTTP parser refuses never reach the app; they still get the contract's error body.
@@ -57,9 +84,14 @@ async function main(config: Config, logger: Logger) {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
   });
-  const address = server.address() as net.AddressInfo;
-  logger.info({ host: address.address, port: address.port, embeddedDatabase: database.embedded }, 'castsync listening');
+  return server;
+}
 
+/** What a shutdown ends: the HTTP server, drained, then the rest (the worker, the listener, the database). */
+type Running = { server: http.Server; state: AppState; stop: () => Promise<void> };
+
+/** SIGTERM and SIGINT drain the requests, then stop the rest; SIGQUIT exits at once. */
+function shutdownOn(config: Config, logger: Logger, { server, state, stop }: Running): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     // A signal to the process group reaches node more than once (npm forwards its own copy): further
@@ -78,23 +110,9 @@ async function main(config: Config, logger: Logger) {
     }, timeoutMs).unref();
     logger.info({ signal }, 'shutting down: draining requests');
     state.draining = true;
-    // Stop listening, but let each open connection finish its request: every response now says
-    // "Connection: close", so keep-alive clients reconnect (elsewhere) instead of being cut off.
-    server.on('request', (_req, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
-    const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
-    const idleSweep = setTimeout(() => server.closeIdleConnections(), 1000);
-    const force = setTimeout(() => {
-      logger.warn('requests still open at the drain deadline: closing their connections');
-      server.closeAllConnections();
-    }, timeoutMs * 0.7);
-    await closed;
-    clearTimeout(idleSweep);
-    clearTimeout(force);
+    await drain(server, timeoutMs * 0.7, logger);
     try {
-      await worker?.stop();
-      await listener.stop();
-      await db.end();
-      await database.stop();
+      await stop();
       logger.info('stopped');
       process.exit(0);
     } catch (err) {
@@ -108,12 +126,22 @@ async function main(config: Config, logger: Logger) {
     logger.warn({ signal: 'SIGQUIT' }, 'exiting at once, without draining');
     process.exit(1);
   });
-  // graphile-worker (0.17) records a job's end without awaiting it: when the database goes away just as a
-  // job ends, that promise rejects with nobody to catch it, and Node would end the process. The API must
-  // outlive a database outage (docs/operations.md), so such a rejection is logged and the server goes on.
-  process.on('unhandledRejection', (err) => {
-    logger.error({ err }, 'a background promise failed with nobody to handle it; the server goes on');
-  });
+}
+
+/** The server stops listening and closes once its requests are answered; at `deadlineMs`, what is still open is cut. */
+async function drain(server: http.Server, deadlineMs: number, logger: Logger): Promise<void> {
+  // Stop listening, but let each open connection finish its request: every response now says
+  // "Connection: close", so keep-alive clients reconnect (elsewhere) instead of being cut off.
+  server.on('request', (_req, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
+  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+  const idleSweep = setTimeout(() => server.closeIdleConnections(), 1000);
+  const force = setTimeout(() => {
+    logger.warn('requests still open at the drain deadline: closing their connections');
+    server.closeAllConnections();
+  }, deadlineMs);
+  await closed;
+  clearTimeout(idleSweep);
+  clearTimeout(force);
 }
 
 let config: Config;

@@ -28,7 +28,16 @@ const counted = (c: transfer.Counts) =>
   `${c.subscriptions} subscription records, ${c.actions} episode actions, ${c.devices} devices, ` +
   `${c.favourites} favourites, ${c.queue} in Up next`;
 
+/** The idle accounts' commands, on `castsync user`. */
 export function registerArchives(user: Command): void {
+  userArchive(user);
+  userRestore(user);
+  userArchived(user);
+  userForgetArchived(user);
+}
+
+/** `castsync user archive --idle-since DAY`: idle users archived to a folder, then removed (--dry-run: listed). */
+function userArchive(user: Command): void {
   user
     .command('archive')
     .alias('archive-idle')
@@ -59,6 +68,10 @@ export function registerArchives(user: Command): void {
         console.log(`${run.outcomes.filter((o) => o.removed).length} of ${accounts} archived into ${dir}`);
       }
     });
+}
+
+/** `castsync user restore NAME`: an archived user back from their archive, or an archive into a new user. */
+function userRestore(user: Command): void {
   user
     .command('restore')
     .argument('<name>', 'the archived user')
@@ -82,6 +95,10 @@ export function registerArchives(user: Command): void {
         console.log(`${name} is back, without a castsync password (single sign-on, or castsync user passwd ${name})`);
       }
     });
+}
+
+/** `castsync user archived`: the archived users, with when and where. */
+function userArchived(user: Command): void {
   user
     .command('archived')
     .description('list the archived users: when archived, last active, and their archive file')
@@ -91,6 +108,10 @@ export function registerArchives(user: Command): void {
         console.log(`${r.username}\tarchived ${day(r.archivedAt)}\tlast active ${day(r.lastActive)}\t${r.file}`);
       }
     });
+}
+
+/** `castsync user forget-archived NAME`: an archived user forgotten, their name free again. */
+function userForgetArchived(user: Command): void {
   user
     .command('forget-archived')
     .argument('<name>')

@@ -8,6 +8,17 @@ import { askLine, readPassword } from './terminal';
 /** `castsync user …`: accounts, roles, passwords, starting over. */
 export function registerUsers(program: Command): Command {
   const user = program.command('user').alias('users').description('manage users');
+  userAdd(user);
+  userAdmin(user);
+  userPasswd(user);
+  userRemove(user);
+  userStartOver(user);
+  userList(user);
+  return user;
+}
+
+/** `castsync user add NAME`: a user, with a password, an administrator, or for single sign-on only. */
+function userAdd(user: Command): void {
   user
     .command('add')
     .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
@@ -22,6 +33,10 @@ export function registerUsers(program: Command): Command {
         `User ${name} created${opts.admin ? ' (administrator)' : ''}${opts.sso ? ', without a password' : ''}`,
       );
     });
+}
+
+/** `castsync user admin NAME`: the administrator role given or (--remove) taken away. */
+function userAdmin(user: Command): void {
   user
     .command('admin')
     .argument('<name>')
@@ -34,6 +49,10 @@ export function registerUsers(program: Command): Command {
       }
       console.log(admin ? `${name} is an administrator` : `${name} is no longer an administrator`);
     });
+}
+
+/** `castsync user passwd NAME`: a new password; every session ends, app passwords too if asked. */
+function userPasswd(user: Command): void {
   user
     .command('passwd')
     .argument('<name>')
@@ -52,6 +71,10 @@ export function registerUsers(program: Command): Command {
           (revokeAppPasswords ? ', and their app passwords were revoked' : ' (app passwords stay)'),
       );
     });
+}
+
+/** `castsync user remove NAME`: the user and all of their data. */
+function userRemove(user: Command): void {
   user
     .command('remove')
     .argument('<name>')
@@ -60,6 +83,10 @@ export function registerUsers(program: Command): Command {
       await withDatabase((ctx) => auth.removeUser(ctx, name));
       console.log(`User ${name} removed`);
     });
+}
+
+/** `castsync user start-over NAME`: subscriptions and episode actions forgotten, confirmed first. */
+function userStartOver(user: Command): void {
   user
     .command('start-over')
     .argument('<name>')
@@ -81,6 +108,10 @@ export function registerUsers(program: Command): Command {
         `${name} starts over: ${done.records} subscription records and ${done.actions} episode actions forgotten`,
       );
     });
+}
+
+/** `castsync user list`: every user, with their subscriptions and role. */
+function userList(user: Command): void {
   user
     .command('list')
     .description('list users')
@@ -91,5 +122,4 @@ export function registerUsers(program: Command): Command {
           `${r.username}\t${r.subscriptions} subscriptions\tcreated ${r.created_at.toISOString()}${r.is_admin ? '\tadmin' : ''}`,
         );
     });
-  return user;
 }

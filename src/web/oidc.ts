@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { ApiContext } from '../api-context';
+import type { Config } from '../config';
 import { signInVouched } from '../auth/service';
 import { SignInRefused } from '../errors';
 import { route } from '../http/method';
@@ -42,15 +43,31 @@ export type OidcSignIn = {
 };
 
 export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
-  const { config, logger } = ctx;
+  const { config } = ctx;
   const issuer = config.oidcIssuer;
   if (issuer === undefined) return undefined;
   const clientId = config.oidcClientId!;
-  const redirectUrl = config.oidcRedirectUrl ?? `${config.publicUrl}/web/sign-in/oidc/callback`;
+  const steps: Steps = {
+    ctx,
+    provider: discovery(ctx, issuer, clientId),
+    redirectUrl: config.oidcRedirectUrl ?? `${config.publicUrl}/web/sign-in/oidc/callback`,
+  };
+  const routes = Router();
+  startRoute(routes, steps);
+  callbackRoute(routes, steps);
+  return { label: config.oidcButtonLabel, routes, endSessionUrl: endSession(steps.provider, clientId) };
+}
 
-  /** The provider's metadata, discovered once (and again after a failure). */
-  let discovered: Promise<{ lib: OpenidClient; provider: Configuration }> | undefined;
-  const provider = () => {
+/** The provider as openid-client knows it, with the library itself. */
+type Discovered = { lib: OpenidClient; provider: Configuration };
+
+/** What the steps of a sign-in share: the provider, and the address it sends the browser back to. */
+type Steps = { ctx: ApiContext; provider: () => Promise<Discovered>; redirectUrl: string };
+
+/** The provider's metadata, discovered once (and again after a failure). */
+function discovery({ config, logger }: ApiContext, issuer: string, clientId: string): () => Promise<Discovered> {
+  let discovered: Promise<Discovered> | undefined;
+  return () => {
     discovered ??= (async () => {
       const lib = await import('openid-client');
       const secret = config.oidcClientSecret;
@@ -69,8 +86,11 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
     });
     return discovered;
   };
+}
 
-  const routes = Router();
+/** The first step: the browser is sent to the provider, with the flow it must come back with in a cookie. */
+function startRoute(routes: Router, { ctx, provider, redirectUrl }: Steps): void {
+  const { config } = ctx;
   // A link, not a form: CSP's form-action would stop a form's redirect to the provider. Starting a sign-in
   // needs no form token: what binds the answer to this browser is the state in its cookie.
   route(routes, '/web/sign-in/oidc', {
@@ -95,6 +115,11 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
       res.redirect(303, url.href);
     },
   });
+}
+
+/** The second step: the provider's answer checked against the browser's flow, and the browser signed in. */
+function callbackRoute(routes: Router, { ctx, provider, redirectUrl }: Steps): void {
+  const { config, logger } = ctx;
   route(routes, '/web/sign-in/oidc/callback', {
     get: async (req, res) => {
       const flow = decodeFlow(cookie(req, FLOW_COOKIE));
@@ -105,21 +130,10 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
           'This sign-in has expired (after 10 minutes) or was started in another browser: sign in again.',
         );
       }
-      const { lib, provider: p } = await provider();
+      const discovered = await provider();
       const answered = new URL(redirectUrl);
       answered.search = new URL(req.originalUrl, 'http://callback').search;
-      const claims = await (async () => {
-        const tokens = await lib.authorizationCodeGrant(p, answered, {
-          pkceCodeVerifier: flow.verifier,
-          expectedState: flow.state,
-          expectedNonce: flow.nonce,
-        });
-        const idToken: Record<string, unknown> = { ...tokens.claims() };
-        const needed = [config.oidcUsernameClaim, ...(config.oidcAdminGroup ? [config.oidcGroupsClaim] : [])];
-        // Some providers put profile claims in the userinfo answer only.
-        if (needed.every((c) => idToken[c] !== undefined)) return idToken;
-        return { ...(await lib.fetchUserInfo(p, tokens.access_token, String(idToken.sub))), ...idToken };
-      })().catch((err: unknown) => {
+      const claims = await claimsOf(discovered, config, answered, flow).catch((err: unknown) => {
         logger.warn({ err: String(err) }, 'a sign-in with the OpenID provider was refused');
         throw refused(err);
       });
@@ -134,8 +148,9 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
         ctx.db,
         {
           username,
-          provider: { issuer: p.serverMetadata().issuer, subject: String(claims.sub) },
-          admin: config.oidcAdminGroup === undefined ? undefined : groups(claims).includes(config.oidcAdminGroup),
+          provider: { issuer: discovered.provider.serverMetadata().issuer, subject: String(claims.sub) },
+          admin:
+            config.oidcAdminGroup === undefined ? undefined : groups(config, claims).includes(config.oidcAdminGroup),
         },
         { createUsers: config.ssoCreateUsers },
       );
@@ -143,14 +158,37 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
       res.redirect(303, safeNext(flow.next));
     },
   });
+}
 
-  const groups = (claims: Record<string, unknown>): string[] => {
-    const value = claims[config.oidcGroupsClaim];
-    const list = Array.isArray(value) ? value : [value];
-    return list.filter((g): g is string => typeof g === 'string');
-  };
+/** The claims of the provider's answer: its ID token's, and its userinfo answer's when the token lacks one. */
+async function claimsOf(
+  { lib, provider: p }: Discovered,
+  config: Config,
+  answered: URL,
+  flow: Flow,
+): Promise<Record<string, unknown>> {
+  const tokens = await lib.authorizationCodeGrant(p, answered, {
+    pkceCodeVerifier: flow.verifier,
+    expectedState: flow.state,
+    expectedNonce: flow.nonce,
+  });
+  const idToken: Record<string, unknown> = { ...tokens.claims() };
+  const needed = [config.oidcUsernameClaim, ...(config.oidcAdminGroup ? [config.oidcGroupsClaim] : [])];
+  // Some providers put profile claims in the userinfo answer only.
+  if (needed.every((c) => idToken[c] !== undefined)) return idToken;
+  return { ...(await lib.fetchUserInfo(p, tokens.access_token, String(idToken.sub))), ...idToken };
+}
 
-  const endSessionUrl = async () => {
+/** The groups the provider says the person is in (OIDC_GROUPS_CLAIM). */
+function groups(config: Config, claims: Record<string, unknown>): string[] {
+  const value = claims[config.oidcGroupsClaim];
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter((g): g is string => typeof g === 'string');
+}
+
+/** The provider's end-session page, when it has one (and can be reached). */
+function endSession(provider: () => Promise<Discovered>, clientId: string): () => Promise<string | undefined> {
+  return async () => {
     try {
       const { lib, provider: p } = await provider();
       if (p.serverMetadata().end_session_endpoint === undefined) return undefined;
@@ -159,7 +197,6 @@ export function oidcSignIn(ctx: ApiContext): OidcSignIn | undefined {
       return undefined;
     }
   };
-  return { label: config.oidcButtonLabel, routes, endSessionUrl };
 }
 
 /**
