@@ -13,6 +13,5 @@ export type {
   Stamped,
   SubscriptionAction,
   SyncAction,
-  SyncEpisode,
   SyncSubscription,
 } from './types';

@@ -41,12 +41,10 @@ export type EpisodeAction = ActionBase & { type: 'episode'; episode: EpisodeRef 
 
 export type SyncAction = SubscriptionAction | EpisodeAction;
 
-/** An episode as the sync endpoint shows it: its one state (src/episodes/state.ts), as every door reads it. */
-export type SyncEpisode = EpisodeState;
 export type { Stamped } from '../episodes/service';
 
 export type Entity =
-  { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: SyncEpisode };
+  { type: 'subscription'; subscription: SyncSubscription } | { type: 'episode'; episode: EpisodeState };
 
 /** What an action names: the entity whose state its result shows. */
 export type Ref = { type: 'subscription' | 'episode'; syncId: string };

@@ -1,4 +1,5 @@
-import type { Entity, Outcome, Stamped, SyncAction, SyncEpisode, SyncSubscription } from '../../sync/service';
+import type { EpisodeState } from '../../episodes/service';
+import type { Entity, Outcome, Stamped, SyncAction, SyncSubscription } from '../../sync/service';
 import { iso } from '../../timestamps';
 
 // Entities and results in the draft's field names (snake_case, RFC 3339 times in UTC with milliseconds).
@@ -13,8 +14,8 @@ export const presentSubscription = (x: SyncSubscription) => ({
 
 const stamped = <T>(s: Stamped<T>) => ({ value: s.value, timestamp: iso(s.at) });
 
-/** An episode in the shape of the OPA episodes draft's record (as /v1/episodes shows it). */
-export const presentEpisode = (x: SyncEpisode) => ({
+/** An episode's one state in the shape of the OPA episodes draft's record (as /v1/episodes shows it). */
+export const presentEpisode = (x: EpisodeState) => ({
   sync_id: x.syncId,
   ...(x.podcastGuid && { podcast_guid: x.podcastGuid }),
   podcast_url: x.podcastUrl,
