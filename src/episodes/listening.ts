@@ -72,7 +72,7 @@ function episodeOf(r: repo.ItemRow, state: EpisodeState | undefined): Episode {
 }
 
 /** The items with the user's state of each. */
-async function episodesOf(db: Queryable, userId: number, rows: repo.ItemRow[]): Promise<Episode[]> {
+export async function episodesOf(db: Queryable, userId: number, rows: repo.ItemRow[]): Promise<Episode[]> {
   const states = await readStatesAmong(
     db,
     userId,

@@ -2,8 +2,8 @@
 // Episode actions and each episode's latest (actions.ts), the one intake of gpodder.net-format actions
 // (interchange.ts), the one played rule (played.ts), an episode's state and its one reader (state.ts),
 // the episode records of /v1/episodes and the resolver of what names an episode (records.ts), favourites
-// (favourites.ts), the web player's views and writes (listening.ts), and the history's retention
-// (retention.ts). The files behind
+// (favourites.ts), the web player's views and writes (listening.ts), New episodes and their dismissals
+// (new-episodes.ts), and the history's retention (retention.ts). The files behind
 // it import each other, never this one; what is not named here (the repos, the player's settings rows)
 // stays inside the room.
 export { DOWNLOAD_PAGE, MAX_ACTIONS, forgetAll, forgetPodcast, history, recentPlays, record, since } from './actions';
@@ -30,6 +30,7 @@ export {
   speedFor,
 } from './listening';
 export type { Episode } from './listening';
+export { NEW_DAYS, dismiss, newEpisodes } from './new-episodes';
 export { page, resolveEpisodes, save, syncIdOf } from './records';
 export type { EpisodeIdentity, RecordOutcome, RecordWrite, ResolvedEpisode, Saved } from './records';
 export { ITEM_OF_EPISODE_SQL, PLAYED_SHARE, PLAYED_SQL, lengthOf, playedOf, reachedEnd } from './played';

@@ -59,7 +59,7 @@ const ITEM_COLUMNS = `i.id::text AS id, i.feed_hash::text AS feed_hash, i.guid, 
          WHERE x.user_id = $1 AND x.episode_guid = i.guid AND x.podcast_hash = i.feed_hash) AS hashes`;
 
 /** Whether the user has a record of the feed (a feed's episodes are shown to its subscribers only). */
-const SUBSCRIBER = `EXISTS (SELECT 1 FROM subscriptions sub
+export const SUBSCRIBER = `EXISTS (SELECT 1 FROM subscriptions sub
                              WHERE sub.user_id = $1 AND sub.url_hash = i.feed_hash AND sub.deleted IS NULL)`;
 
 /** `%text%` for LIKE, its wildcards taken literally. */
@@ -82,6 +82,33 @@ export async function feedItems(
       [...args, limit, offset],
     ),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM feed_items i WHERE ${where}`, args),
+  ]);
+  return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
+}
+
+/** An episode the user dismissed from New episodes: by its enclosure's key, else its guid within its podcast. */
+const DISMISSED = `EXISTS (SELECT 1 FROM episode_dismissals d
+                            WHERE d.user_id = $1 AND (d.episode_hash = i.enclosure_hash
+                               OR (d.podcast_hash = i.feed_hash AND d.episode_guid = i.guid)))`;
+
+/**
+ * A page of the items with an enclosure of every feed the user has a record of, published since `since`,
+ * newest first, less those the user dismissed; and how many there are.
+ */
+export async function newItems(
+  db: Queryable,
+  userId: number,
+  { since, limit, offset }: { since: Date; limit: number; offset: number },
+): Promise<{ rows: ItemRow[]; total: number }> {
+  const where = `i.published_at >= $2 AND i.enclosure_hash IS NOT NULL AND ${SUBSCRIBER} AND NOT ${DISMISSED}`;
+  const [rows, total] = await Promise.all([
+    db.query<ItemRow>(
+      `SELECT ${ITEM_COLUMNS} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
+        WHERE ${where}
+        ORDER BY i.published_at DESC NULLS LAST, i.id DESC LIMIT $3 OFFSET $4`,
+      [userId, since, limit, offset],
+    ),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM feed_items i WHERE ${where}`, [userId, since]),
   ]);
   return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
 }

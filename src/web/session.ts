@@ -69,9 +69,8 @@ export function checkPresession(req: Request): void {
   if (!sent || !expected || !same(sent, expected)) throw csrfRefused();
 }
 
-/** Where to go after sign-in: a path of this site only (never `//host` or a URL elsewhere). */
-export const safeNext = (next: string | undefined): string =>
-  next && /^\/(?![/\\])/.test(next) ? next : '/web/subscriptions';
+/** Where to go after sign-in: a path of this site only (never `//host` or a URL elsewhere), else New episodes. */
+export const safeNext = (next: string | undefined): string => (next && /^\/(?![/\\])/.test(next) ? next : '/web/new');
 
 export const formField = (req: Request, name: string): string | undefined => {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];

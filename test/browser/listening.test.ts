@@ -52,7 +52,7 @@ test("open a feed, see the phone's progress, continue in the browser; the phone 
   ]);
 
   const page = await world.newPage();
-  expect(await world.signIn(page, u)).toBe(200);
+  expect(await world.signIn(page, u, '/web/subscriptions')).toBe(200);
   expect(await submit(page, 'a.title')).toBe(200);
   expect(await text(page, 'h1')).toEqual(['Desk Listening']);
   expect(await text(page, '.episode a.title')).toEqual(['A quiet episode', 'An older episode']);

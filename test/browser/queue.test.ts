@@ -38,7 +38,7 @@ test('star an episode, queue three, reorder, play next, remove: the apps see the
     fetcherSettings(loadConfig({ FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8' }, { dotenvFile: false })),
   );
   const page = await world.newPage();
-  expect(await world.signIn(page, u)).toBe(200);
+  expect(await world.signIn(page, u, '/web/subscriptions')).toBe(200);
   expect(await submit(page, 'a.title')).toBe(200);
   expect(await text(page, '.episode a.title')).toEqual([...titles].reverse());
 

@@ -67,7 +67,7 @@ test('duplicates: the same podcast twice, shown side by side and merged into the
     await feedLearnt(t.db, url, { title, podcastGuid: 'a1b2c3d4-0000-5000-8000-000000000001' });
   }
   const page = await world.newPage();
-  expect(await world.signIn(page, u)).toBe(200);
+  expect(await world.signIn(page, u, '/web/subscriptions')).toBe(200);
   expect(await submit(page, 'a[href="/web/duplicates"]')).toBe(200);
   expect(await text(page, '.card .hint')).toEqual([
     'Why: both feeds declare podcast guid a1b2c3d4-0000-5000-8000-000000000001.',

@@ -34,7 +34,9 @@ test('sign in, add a feed, see it, unsubscribe; OPML into a second user; sign ou
   const v = await t.user('browser');
   const page = await newPage();
   expect(await signIn(page, u)).toBe(200);
-  expect(page.url()).toBe(`${origin}/web/subscriptions`);
+  expect(page.url()).toBe(`${origin}/web/new`);
+  await check(page, 'new-empty');
+  await page.goto(`${origin}/web/subscriptions`);
   await check(page, 'subscriptions-empty');
 
   for (const url of ['https://browser.example/one.xml', 'https://browser.example/two.xml']) {
@@ -65,7 +67,7 @@ test('sign in, add a feed, see it, unsubscribe; OPML into a second user; sign ou
   await page.goto(`${origin}/web/subscriptions`);
   expect(page.url()).toBe(`${origin}/?next=%2Fweb%2Fsubscriptions`);
 
-  expect(await signIn(page, v)).toBe(200);
+  expect(await signIn(page, v, '/web/subscriptions')).toBe(200);
   const input = await page.$('#opml');
   await input!.uploadFile(file);
   expect(await submit(page, 'form[action="/web/opml"] button')).toBe(200);
@@ -113,7 +115,7 @@ test('a Nextcloud-mode app is allowed in: sign in from its page, allow, and its 
 test('a form posted without its CSRF token is refused; a hostile feed title stays text', async () => {
   const u = await t.user('browser');
   const page = await newPage(390, 844);
-  await signIn(page, u);
+  await signIn(page, u, '/web/subscriptions');
   await page.type('#feed_url', 'https://hostile.example/feed');
   await submit(page, 'form[action="/web/subscriptions"] button');
   await feedLearnt(t.db, 'https://hostile.example/feed', { title: '<img src=x onerror=alert(1)>' });

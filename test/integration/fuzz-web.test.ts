@@ -39,7 +39,7 @@ beforeAll(async () => {
   browser = await signedInAgent(t.app, u.name, u.password);
   const guid = added.body.success[0].guid as string;
   pages = ['/web/subscriptions', '/web/account', '/web/app-passwords', '/web/devices', '/web/activity']
-    .concat(['/web/duplicates', '/web/in-progress', '/web/moving', '/web/admin/users'])
+    .concat(['/web/duplicates', '/web/in-progress', '/web/new', '/web/moving', '/web/admin/users'])
     .concat([`/web/subscriptions/${guid}/episodes`]);
 });
 afterAll(() => t.close());

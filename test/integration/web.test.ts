@@ -99,7 +99,7 @@ describe('signing in', () => {
       expect(
         (r.headers['set-cookie'] as unknown as string[]).find((c: string) => c.startsWith('castsync_web=')),
       ).toMatch(/; Secure$/);
-      expect(r.headers.location).toBe('/web/subscriptions');
+      expect(r.headers.location).toBe('/web/new');
     } finally {
       await secure.close();
     }

@@ -8,7 +8,7 @@ import { formField } from '../session';
 /** Back to where a form was posted from (a path of the web page's episodes only). */
 const backTo = (req: Request, fallback: string): string => {
   const back = formField(req, 'back');
-  return back && /^\/web\/(subscriptions\/[^/]+\/episodes|episodes\/\d+|in-progress)(\?|$)/.test(back)
+  return back && /^\/web\/(subscriptions\/[^/]+\/episodes|episodes\/\d+|in-progress|new)(\?|$)/.test(back)
     ? back
     : fallback;
 };

@@ -11,7 +11,7 @@ import { formField } from '../session';
 export const backTo = (req: Request, fallback: string): string => {
   const back = formField(req, 'back');
   return back &&
-    /^\/web\/(subscriptions(\/[^/]+\/episodes)?|episodes\/\d+|in-progress|queue|favourites)(\?|$)/.test(back)
+    /^\/web\/(subscriptions(\/[^/]+\/episodes)?|episodes\/\d+|in-progress|new|queue|favourites)(\?|$)/.test(back)
     ? back
     : fallback;
 };

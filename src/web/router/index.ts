@@ -10,6 +10,7 @@ import { again, inputRefused, PageError, pageErrors } from '../errors';
 import { flowRoutes } from '../flow';
 import { listeningRoutes } from '../listening';
 import { archiveUpload, movingRoutes } from '../moving';
+import { newEpisodeRoutes } from '../new-episodes';
 import { oidcSignIn } from '../oidc';
 import { queueRoutes } from '../queue';
 import { searchRoutes } from '../search';
@@ -73,6 +74,7 @@ function signedInRoutes(r: Router, ctx: ApiContext): void {
     adminRoutes(ctx),
     flowRoutes(ctx),
     listeningRoutes(ctx),
+    newEpisodeRoutes(ctx),
     queueRoutes(ctx),
     statsRoutes(ctx),
     searchRoutes(ctx),

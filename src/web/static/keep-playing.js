@@ -1,6 +1,6 @@
 'use strict';
 // Playing on while moving between pages: once the episode page's player has started, the links to the
-// subscriptions, a feed's episodes, Continue, Up next and Favourites (in the navigation or on those pages) and those pages' forms
+// New episodes, the subscriptions, a feed's episodes, Continue, Up next and Favourites (in the navigation or on those pages) and those pages' forms
 // load the page in place (its <main>, title and navigation) instead of leaving this one, and the player
 // moves to a "Now playing" bar at the bottom, where it keeps playing and writing its position. Another
 // episode's page, and every other page, is an ordinary navigation. Without script every link and form is
@@ -8,7 +8,7 @@
 (() => {
   const audio = document.getElementById('player');
   if (!audio) return;
-  const IN_PLACE = /^\/web\/(subscriptions(\/[^/]+\/episodes)?|in-progress|queue|favourites)$/;
+  const IN_PLACE = /^\/web\/(new|subscriptions(\/[^/]+\/episodes)?|in-progress|queue|favourites)$/;
   const episodePage = location.pathname;
   let bar;
 
