@@ -26,7 +26,11 @@ export type Episode = {
   episode: number | null;
   id: string;
   podcastTitle: string | null;
+  /** The feed's artwork (an episode without its own shows it). */
+  podcastArtworkUrl: string | null;
   feedUrl: string;
+  /** The show notes, markup as the feed gives it (unsanitised): given for one episode (episode()), null in lists. */
+  notes: string | null;
   /** Seconds: the state's length (the latest play's total, else the feed's), else the feed's. */
   duration: number | null;
   state: EpisodeState | undefined;
@@ -49,7 +53,9 @@ function episodeOf(r: repo.ItemRow, state: EpisodeState | undefined): Episode {
   return {
     id: r.id,
     podcastTitle: r.podcast_title,
+    podcastArtworkUrl: r.podcast_artwork_url,
     feedUrl: r.feed_url,
+    notes: r.notes ?? null,
     guid: r.guid,
     title: r.title,
     enclosureUrl: r.enclosure_url,
