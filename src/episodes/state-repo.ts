@@ -50,7 +50,7 @@ export type ItemRow = {
   podcast_artwork_url: string | null;
   feed_url: string;
   hashes: string[];
-  /** The show notes: read for one item only (item()); absent in lists. */
+  /** The show notes: read for one item only, when asked for (item()); absent otherwise. */
   notes?: string | null;
 };
 
@@ -90,10 +90,10 @@ export async function feedItems(
   return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
 }
 
-/** One item of a feed the user has a record of. */
-export async function item(db: Queryable, userId: number, id: string): Promise<ItemRow | undefined> {
+/** One item of a feed the user has a record of; its show notes too when asked for (up to 64 Ki characters). */
+export async function item(db: Queryable, userId: number, id: string, withNotes = false): Promise<ItemRow | undefined> {
   const r = await db.query<ItemRow>(
-    `SELECT ${ITEM_COLUMNS}, i.notes FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
+    `SELECT ${ITEM_COLUMNS}${withNotes ? ', i.notes' : ''} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
       WHERE i.id = $2 AND ${SUBSCRIBER}`,
     [userId, id],
   );

@@ -21,7 +21,7 @@ function artworkOf(e: Episode): { src: string; alt: string } | null {
 export function episodeRoutes(r: Router, ctx: ApiContext): void {
   route(r, '/web/episodes/:id', {
     get: async (req, res) => {
-      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
+      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id), { notes: true });
       const settings = await episodes.playerSettings(ctx.db, currentUser(req));
       const marks = await marksOf(ctx, currentUser(req), [episode]);
       render(res, 'episode', {
