@@ -26,7 +26,11 @@ export type Episode = {
   episode: number | null;
   id: string;
   podcastTitle: string | null;
+  /** The feed's artwork (an episode without its own shows it). */
+  podcastArtworkUrl: string | null;
   feedUrl: string;
+  /** The show notes, markup as the feed gives it (unsanitised): when episode() is asked for them, else null. */
+  notes: string | null;
   /** Seconds: the state's length (the latest play's total, else the feed's), else the feed's. */
   duration: number | null;
   state: EpisodeState | undefined;
@@ -49,7 +53,9 @@ function episodeOf(r: repo.ItemRow, state: EpisodeState | undefined): Episode {
   return {
     id: r.id,
     podcastTitle: r.podcast_title,
+    podcastArtworkUrl: r.podcast_artwork_url,
     feedUrl: r.feed_url,
+    notes: r.notes ?? null,
     guid: r.guid,
     title: r.title,
     enclosureUrl: r.enclosure_url,
@@ -98,9 +104,9 @@ export async function feedEpisodes(
   return { episodes: await episodesOf(db, userId, rows), total };
 }
 
-/** One episode of a feed the user has a record of; NotFound otherwise. */
-export async function episode(db: Queryable, userId: number, id: string): Promise<Episode> {
-  const row = /^\d{1,18}$/.test(id) ? await repo.item(db, userId, id) : undefined;
+/** One episode of a feed the user has a record of, its show notes with it when asked for; NotFound otherwise. */
+export async function episode(db: Queryable, userId: number, id: string, { notes = false } = {}): Promise<Episode> {
+  const row = /^\d{1,18}$/.test(id) ? await repo.item(db, userId, id, notes) : undefined;
   if (!row) throw new NotFound();
   const [e] = await episodesOf(db, userId, [row]);
   return e!;

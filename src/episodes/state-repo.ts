@@ -47,12 +47,16 @@ export type ItemRow = {
   season: number | null;
   episode: number | null;
   podcast_title: string | null;
+  podcast_artwork_url: string | null;
   feed_url: string;
   hashes: string[];
+  /** The show notes: read for one item only, when asked for (item()); absent otherwise. */
+  notes?: string | null;
 };
 
 const ITEM_COLUMNS = `i.id::text AS id, i.feed_hash::text AS feed_hash, i.guid, i.title, i.enclosure_url, i.enclosure_type,
-  i.published_at, i.duration, i.link, i.artwork_url, i.season, i.episode, f.title AS podcast_title, f.feed_url,
+  i.published_at, i.duration, i.link, i.artwork_url, i.season, i.episode, f.title AS podcast_title,
+  f.artwork_url AS podcast_artwork_url, f.feed_url,
   ARRAY(SELECT i.enclosure_hash::text WHERE i.enclosure_hash IS NOT NULL
         UNION
         SELECT x.episode_hash::text FROM episode_actions x
@@ -113,10 +117,10 @@ export async function newItems(
   return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
 }
 
-/** One item of a feed the user has a record of. */
-export async function item(db: Queryable, userId: number, id: string): Promise<ItemRow | undefined> {
+/** One item of a feed the user has a record of; its show notes too when asked for (up to 64 Ki characters). */
+export async function item(db: Queryable, userId: number, id: string, withNotes = false): Promise<ItemRow | undefined> {
   const r = await db.query<ItemRow>(
-    `SELECT ${ITEM_COLUMNS} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
+    `SELECT ${ITEM_COLUMNS}${withNotes ? ', i.notes' : ''} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
       WHERE i.id = $2 AND ${SUBSCRIBER}`,
     [userId, id],
   );

@@ -1,6 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/service';
 import { cleanText } from '../text';
+import { showNotes } from './notes';
 import { podloveChapters, webUrl, type Chapter } from './chapters';
 import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';
 
@@ -28,6 +29,8 @@ export type FeedItem = {
   chapters: Chapter[] | null;
   /** The `podcast:transcript` to show: of those it names, the first in FORMAT_PREFERENCE. */
   transcript: { url: string; format: TranscriptFormat } | null;
+  /** The show notes: markup as the feed gives it, unsanitised, at most MAX_NOTES characters (notes.ts). */
+  notes: string | null;
 };
 
 /** The newest items kept of a feed. */
@@ -60,8 +63,14 @@ const parser = new XMLParser({
   // are refused before the parser sees them.
   processEntities: { enabled: true, maxEntityCount: 1, maxTotalExpansions: 100_000, maxExpandedLength: 1_000_000 },
   htmlEntities: false,
-  // Episodes' show notes are not kept: their markup is skipped, not parsed.
-  stopNodes: ['*.item.description', '*.item.content:encoded', '*.entry.content', '*.entry.summary'],
+  // Episodes' show notes: their markup is kept as raw text (notes.ts), not parsed.
+  stopNodes: [
+    '*.item.description',
+    '*.item.content:encoded',
+    '*.item.itunes:summary',
+    '*.entry.content',
+    '*.entry.summary',
+  ],
 });
 
 type Node = unknown;
@@ -137,14 +146,15 @@ function transcript(nodes: Node): FeedItem['transcript'] {
   return readable.sort((a, b) => rank(a) - rank(b))[0] ?? null;
 }
 
-/** What an item (RSS or Atom) says of its chapters and transcript. */
-function companions(it: Record<string, Node>): Pick<FeedItem, 'chaptersUrl' | 'chapters' | 'transcript'> {
+/** What an item (RSS or Atom) says of its chapters, transcript and show notes. */
+function companions(it: Record<string, Node>): Pick<FeedItem, 'chaptersUrl' | 'chapters' | 'transcript' | 'notes'> {
   const podlove = list(it['psc:chapters'])[0] as Record<string, Node> | undefined;
   const elements = podlove && typeof podlove === 'object' ? list(podlove['psc:chapter']) : [];
   return {
     chaptersUrl: webUrl(attr(it['podcast:chapters'], 'url')),
     chapters: podloveChapters(elements.filter((e) => e !== null && typeof e === 'object') as Record<string, Node>[]),
     transcript: transcript(it['podcast:transcript']),
+    notes: showNotes([it['content:encoded'], it['description'], it['itunes:summary'], it['content'], it['summary']]),
   };
 }
 

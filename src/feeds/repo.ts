@@ -170,6 +170,7 @@ const ITEM_FIELDS: [column: string, type: string, pick: (i: FeedItem) => string 
   ['chapters', 'jsonb', (i) => (i.chapters === null ? null : JSON.stringify(i.chapters))],
   ['transcript_url', 'text', (i) => i.transcript?.url ?? null],
   ['transcript_format', 'text', (i) => i.transcript?.format ?? null],
+  ['notes', 'text', (i) => i.notes],
 ];
 const [columns, kept] = [ITEM_FIELDS.map(([c]) => c), ITEM_FIELDS.map(([c]) => c).filter((c) => c !== 'item_key')];
 const SAVE_ITEMS = `WITH given AS (

@@ -2,17 +2,26 @@ import * as episodes from '../../episodes/service';
 import * as feeds from '../../feeds/service';
 import type { Router } from 'express';
 import type { ApiContext } from '../../api-context';
+import type { Episode } from '../../episodes/service';
 import { currentUser } from '../../http/credentials';
 import { route } from '../../http/method';
 import { duration, when } from '../format';
 import { marksOf, nextInQueue, previousInQueue } from '../queue/marks';
+import { showNotes } from '../notes';
 import { render } from '../views';
+
+/** The episode's artwork, else its podcast's, and what it shows. */
+function artworkOf(e: Episode): { src: string; alt: string } | null {
+  if (e.artworkUrl) return { src: e.artworkUrl, alt: `Artwork of ${e.title ?? 'this episode'}` };
+  if (e.podcastArtworkUrl) return { src: e.podcastArtworkUrl, alt: `Artwork of ${e.podcastTitle ?? 'the podcast'}` };
+  return null;
+}
 
 /** An episode's page, with the player. */
 export function episodeRoutes(r: Router, ctx: ApiContext): void {
   route(r, '/web/episodes/:id', {
     get: async (req, res) => {
-      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id));
+      const episode = await episodes.episode(ctx.db, currentUser(req), String(req.params.id), { notes: true });
       const settings = await episodes.playerSettings(ctx.db, currentUser(req));
       const marks = await marksOf(ctx, currentUser(req), [episode]);
       render(res, 'episode', {
@@ -27,6 +36,8 @@ export function episodeRoutes(r: Router, ctx: ApiContext): void {
         speed: await episodes.speedFor(ctx.db, currentUser(req), episode, settings.speed),
         skips: settings,
         declared: await feeds.declaredOf(ctx, episode.id),
+        artwork: artworkOf(episode),
+        notes: showNotes(episode.notes, { seek: episode.enclosureUrl !== null }),
         back: req.originalUrl,
         // queue.js: Up next's dragging, when that page is shown in place.
         scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js', '/static/queue.js'],

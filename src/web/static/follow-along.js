@@ -1,7 +1,8 @@
 'use strict';
 // The episode page's chapters and transcript (when its feed names them): fetched from castsync (which
 // fetched them from the feed's addresses once), a chapter list to jump in, with the current chapter marked
-// and named on the lock screen, and a transcript that follows playback, to search and to jump in.
+// and named on the lock screen, a transcript that follows playback, to search and to jump in; and the
+// times in the show notes, to jump to.
 (() => {
   const audio = document.getElementById('player');
   if (!audio) return;
@@ -14,6 +15,13 @@
     audio.currentTime = start;
     if (audio.paused) audio.play().catch(() => undefined);
   };
+  // A time in the show notes, made a link by the page (src/web/notes.ts): play from there.
+  document.addEventListener('click', (event) => {
+    const link = event.target.closest('a.seek[data-seek]');
+    if (!link) return;
+    event.preventDefault();
+    jump(Number(link.dataset.seek));
+  });
   /** The index of the last of `starts` (ascending) at or before `t`, or -1. */
   const at = (starts, t) => {
     let [lo, hi] = [0, starts.length - 1];

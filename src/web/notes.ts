@@ -1,0 +1,100 @@
+import sanitizeHtml from 'sanitize-html';
+
+// An episode's show notes on its page. The feed's markup is stored as the feed gave it (src/feeds/notes.ts)
+// and sanitised here, each time it is shown: the allowlist below then holds for every episode at once,
+// a stricter one included, without waiting for each feed's next fetch; one episode's notes (64 Ki
+// characters at most) take a millisecond or two.
+
+/** The addresses a link or an image may have: absolute, of these schemes (none relative to castsync). */
+const LINK = /^(?:https?:|mailto:)/i;
+const IMAGE = /^https?:/i;
+
+/** An attribute's value when it matches, as the only attributes. */
+const only = (name: string, value: string | undefined, pattern: RegExp): Record<string, string> =>
+  value !== undefined && pattern.test(value.trim()) ? { [name]: value.trim() } : {};
+
+const OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [
+    'p',
+    'br',
+    'a',
+    'b',
+    'strong',
+    'i',
+    'em',
+    'ul',
+    'ol',
+    'li',
+    'blockquote',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+  ].concat(
+    // The pages' Content-Security-Policy allows images from any http(s) host (src/web/router/static.ts).
+    ['code', 'pre', 'img'],
+  ),
+  allowedAttributes: { a: ['href', 'rel'], img: ['src', 'alt', 'loading', 'referrerpolicy'] },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesByTag: { img: ['http', 'https'] },
+  allowProtocolRelative: false,
+  transformTags: {
+    // The page's own headings are h1 and h2: the notes' are below them.
+    h1: 'h3',
+    h2: 'h3',
+    // A link is the feed's, not castsync's: no target, and said so to search engines and to the opened page.
+    // One to any other address keeps its text and loses its address (an `<a>` without one is no link).
+    a: (tagName, attribs) => {
+      const href = only('href', attribs.href, LINK);
+      return { tagName, attribs: href.href ? { ...href, rel: 'noopener nofollow ugc' } : {} };
+    },
+    img: (tagName, attribs) => ({
+      tagName,
+      attribs: {
+        ...only('src', attribs.src, IMAGE),
+        alt: attribs.alt ?? '',
+        loading: 'lazy',
+        referrerpolicy: 'no-referrer',
+      },
+    }),
+  },
+  exclusiveFilter: (frame) => frame.tag === 'img' && !frame.attribs.src,
+};
+
+/** `12:34` (minutes and seconds) or `1:02:03` (hours too), not part of a longer number or word. */
+const TIME = /(?<![\w:.])(?:(\d{1,2}):([0-5]\d)|(\d{1,3})):([0-5]\d)(?![\w:])/g;
+
+/** The times in a text (escaped HTML) as links that seek the player (follow-along.js). */
+function seekLinks(text: string): string {
+  return text.replace(TIME, (time, h: string | undefined, hm: string | undefined, m: string | undefined, s: string) => {
+    const seconds = h !== undefined ? Number(h) * 3600 + Number(hm) * 60 + Number(s) : Number(m) * 60 + Number(s);
+    return `<a href="#t=${seconds}" class="seek" data-seek="${seconds}">${time}</a>`;
+  });
+}
+
+/**
+ * Sanitised markup: every time outside a link made a link that seeks the player (`seek`: the page has
+ * one). The sanitised markup's tags are whole and its attribute values escaped, so a tag is `<...>`.
+ */
+function withSeekLinks(html: string): string {
+  let inLink = 0;
+  return html
+    .split(/(<[^>]*>)/)
+    .map((part) => {
+      if (part.startsWith('<')) {
+        if (/^<a[\s>]/i.test(part)) inLink++;
+        else if (/^<\/a>/i.test(part)) inLink = Math.max(0, inLink - 1);
+        return part;
+      }
+      return inLink > 0 ? part : seekLinks(part);
+    })
+    .join('');
+}
+
+/** The notes as the page shows them (HTML), or null when there are none left. */
+export function showNotes(notes: string | null, { seek }: { seek: boolean }): string | null {
+  if (notes === null) return null;
+  const html = sanitizeHtml(notes, OPTIONS).trim();
+  if (html === '') return null;
+  return seek ? withSeekLinks(html) : html;
+}

@@ -1,0 +1,44 @@
+import { showNotes as kept } from '../../src/feeds/notes';
+import { showNotes } from '../../src/web/notes';
+
+// Show notes: what the fetcher keeps of an item's element, and what the episode page makes of it.
+
+const shown = (notes: string, seek = true) => showNotes(notes, { seek });
+
+test('the first element with notes is kept: CDATA as it is, escaped HTML unescaped, blank ones passed over', () => {
+  expect(kept([undefined, '  ', '<![CDATA[<p>a &amp; b</p>]]>'])).toBe('<p>a &amp; b</p>');
+  expect(kept([{ '#text': '&lt;b&gt;x&lt;/b&gt; &#x1F600;', '@type': 'html' }])).toBe('<b>x</b> 😀');
+  expect(kept(['&#1114112;x&#0;'])).toBe('x');
+  expect(kept([undefined, ''])).toBeNull();
+});
+
+test('a link to anything but an absolute http(s) or mailto address keeps its text and loses its address', () => {
+  expect(
+    shown('<a href="/web/account">a</a><a href="data:text/html,x">b</a><a href="java&#x09;script:x()">c</a>'),
+  ).toBe('<a>a</a><a>b</a><a>c</a>');
+  expect(shown('<a href="mailto:host@example.org" target="_blank">mail</a>')).toBe(
+    '<a href="mailto:host@example.org" rel="noopener nofollow ugc">mail</a>',
+  );
+});
+
+test('an image keeps an http(s) address and its alt (empty when none); others are dropped', () => {
+  expect(shown('<img src="https://example.org/a.png" style="x"><img src="data:image/png;base64,AA" alt="d">')).toBe(
+    '<img src="https://example.org/a.png" alt="" loading="lazy" referrerpolicy="no-referrer" />',
+  );
+});
+
+test('times become seek links, except within a link, in a longer number or word, or without a player', () => {
+  expect(shown('<p>0:42, 75:30 and 1:02:03; not 2024-01-01T12:34:56, 12:345 or 1:2</p>')).toBe(
+    '<p><a href="#t=42" class="seek" data-seek="42">0:42</a>, <a href="#t=4530" class="seek" data-seek="4530">75:30</a>' +
+      ' and <a href="#t=3723" class="seek" data-seek="3723">1:02:03</a>; not 2024-01-01T12:34:56, 12:345 or 1:2</p>',
+  );
+  expect(shown('<a href="https://example.org/">at <b>12:34</b></a> 12:34')).toBe(
+    '<a href="https://example.org/" rel="noopener nofollow ugc">at <b>12:34</b></a> ' +
+      '<a href="#t=754" class="seek" data-seek="754">12:34</a>',
+  );
+  expect(shown('<p>12:34</p>', false)).toBe('<p>12:34</p>');
+});
+
+test('notes with nothing left after sanitising are none', () => {
+  expect(shown('<script>alert(1)</script> ')).toBeNull();
+});
