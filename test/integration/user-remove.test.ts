@@ -101,6 +101,13 @@ test('user remove leaves no row with that user id in any table', async () => {
   await setSpeed(t.db, u.id, '00000000-0000-4000-8000-000000000001', 1.5);
   await setSettings(t.db, u.id, { back: 15, forward: 45, speed: 1.5 });
 
+  // An episode dismissed from New episodes (written as the episodes room writes it).
+  await t.db.query(
+    `INSERT INTO episode_dismissals (user_id, episode_hash, podcast_hash, episode_guid, dismissed_at)
+     VALUES ($1, gen_random_uuid(), gen_random_uuid(), 'g-1', now())`,
+    [u.id],
+  );
+
   // A move the feed fetcher followed, noted for the activity page.
   const moved = await moveFeed(t.db, u.id, a!.guid, {
     from: 'https://example.com/a',
