@@ -58,8 +58,13 @@ test('installable: the manifest is valid, the worker active; offline shows the o
   await page.setOfflineMode(false);
   await network(false);
 
-  // Signing out empties the worker's cache.
-  await page.goto(`${origin}/web/account`);
+  // Signing out empties the worker's cache. The worker's own network comes back a moment after the page's
+  // (two targets): until it has, it still answers with the offline page, so the account page is asked again.
+  for (let tries = 0; tries < 40; tries++) {
+    await page.goto(`${origin}/web/account`);
+    if ((await page.$('form[action="/web/sign-out"] button')) !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
   expect(await submit(page, 'form[action="/web/sign-out"] button')).toBe(200);
   await page.waitForFunction('caches.keys().then((keys) => keys.length === 0)');
 }, 60_000);
