@@ -11,14 +11,33 @@ import { changePasswordOf, closeSession, credentialsChanged, openSession, type A
 
 type Admin = Pick<AuthContext, 'db' | 'authCache'>;
 /** A user as the web page shows them; `hasPassword` is false for one who signs in only with single sign-on. */
-export type Account = { id: number; username: string; isAdmin: boolean; hasPassword: boolean };
+export type Account = { id: number; username: string; isAdmin: boolean; hasPassword: boolean; theme: Theme };
+
+/** The web page's colours: the browser's light or dark preference ('system'), or always light or dark. */
+export const THEMES = ['system', 'light', 'dark'] as const;
+export type Theme = (typeof THEMES)[number];
+const isTheme = (t: string): t is Theme => (THEMES as readonly string[]).includes(t);
 
 /** A browser session lasts 30 days; signing out or revoking it in the session list ends it sooner. */
 export const BROWSER_SESSION_TTL_SECONDS = 30 * 24 * 3600;
 
 export async function account(db: Queryable, userId: number): Promise<Account | undefined> {
   const row = await accounts.findAccount(db, userId);
-  return row && { id: row.id, username: row.username, isAdmin: row.is_admin, hasPassword: row.has_password };
+  return (
+    row && {
+      id: row.id,
+      username: row.username,
+      isAdmin: row.is_admin,
+      hasPassword: row.has_password,
+      theme: isTheme(row.web_theme) ? row.web_theme : 'system',
+    }
+  );
+}
+
+/** Keeps the user's choice of the web page's colours (one of THEMES), else an InvalidInput. */
+export async function setTheme(db: Queryable, userId: number, theme: string): Promise<void> {
+  if (!isTheme(theme)) throw new InvalidInput(`theme: one of ${THEMES.join(', ')}`);
+  await accounts.setTheme(db, userId, theme);
 }
 
 /** Checks a username and password; the user's id, or undefined (an archived account's: AccountArchived). */

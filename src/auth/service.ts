@@ -15,8 +15,10 @@ export {
   openBrowserSession,
   revokeAppPassword,
   setAdmin,
+  setTheme,
+  THEMES,
 } from './accounts';
-export type { Account, AppPassword } from './accounts';
+export type { Account, AppPassword, Theme } from './accounts';
 export { archiveUser, archivedAccount, archivedAccounts, forgetArchived, idleUsers, reviveUser } from './archiving';
 export type { ArchivedAccount, Idle } from './archiving';
 export { AuthCache, credentialChanges } from './cache';

@@ -31,10 +31,10 @@ test('installable: the manifest is valid, the worker active; offline shows the o
   };
   // Each test's page is in a fresh (incognito) browser context, where nothing installs: that one is ours.
   expect(installabilityErrors.map((e) => e.errorId).filter((id) => id !== 'in-incognito')).toEqual([]);
-  expect(await page.evaluate('caches.keys()')).toEqual(['castsync-shell-v5']);
+  expect(await page.evaluate('caches.keys()')).toEqual(['castsync-shell-v6']);
   // The worker keeps no page: only the shell's files.
   const kept = (await page.evaluate(
-    'caches.open("castsync-shell-v5").then((c) => c.keys()).then((ks) => ks.map((k) => new URL(k.url).pathname))',
+    'caches.open("castsync-shell-v6").then((c) => c.keys()).then((ks) => ks.map((k) => new URL(k.url).pathname))',
   )) as string[];
   expect(kept.every((p) => p.startsWith('/static/'))).toBe(true);
 

@@ -54,7 +54,9 @@ test('import from another server: preview, import, progress and summary; downloa
   ] as const) {
     const page = await world.newPage(width, height);
     expect(await world.signIn(page, u)).toBe(200);
-    expect(await submit(page, 'a[href="/web/moving"]')).toBe(200);
+    // Import and export is in the top bar on a wide screen; on a phone, in the More menu of the bar at the foot.
+    if (suffix) await page.click('.more summary');
+    expect(await submit(page, `${suffix ? '.more' : '.nav-all'} a[href="/web/moving"]`)).toBe(200);
     expect(await text(page, 'h1')).toEqual(['Import and export']);
     await check(page, `moving${suffix}`);
     if (suffix) continue;

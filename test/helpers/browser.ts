@@ -33,8 +33,13 @@ export async function check(page: Page, name: string): Promise<void> {
   expect(await accessibilityProblems(page)).toEqual([]);
 }
 
-/** Submits the form of the clicked button; the status of the page it leads to. */
+/**
+ * Submits the form of the clicked button; the status of the page it leads to. The button is first scrolled to
+ * the middle of the screen, as a person would: at phone width the navigation's bar is fixed at the foot of the
+ * screen, and a button in view behind it would give the click to the bar.
+ */
 export async function submit(page: Page, selector: string): Promise<number> {
+  await page.$eval(selector, (e) => e.scrollIntoView({ block: 'center' }));
   const [response] = await Promise.all([page.waitForNavigation(), page.click(selector)]);
   return response!.status();
 }

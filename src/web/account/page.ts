@@ -11,7 +11,7 @@ import { render, type Notice } from '../views';
 /** The account page, with what its forms want said above it. */
 export type AccountPage = (req: Request, res: Response, notices?: Notice[]) => Promise<void>;
 
-/** The account page: the password form, the time zone, the player's settings, the sessions. */
+/** The account page: the password form, the time zone, the player's settings, the colours, the sessions. */
 export function accountPage(ctx: ApiContext): AccountPage {
   return async (req: Request, res: Response, notices: Notice[] = []) => {
     const sessions = await auth.listSessions(ctx.db, currentUser(req));
@@ -31,6 +31,11 @@ export function accountPage(ctx: ApiContext): AccountPage {
       player: await episodes.playerSettings(ctx.db, currentUser(req)),
       skipChoices: episodes.SKIPS,
       speeds: episodes.SPEEDS,
+      themes: [
+        ['system', 'Same as this device'],
+        ['light', 'Light'],
+        ['dark', 'Dark'],
+      ] satisfies [auth.Theme, string][],
       when,
     });
   };

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { ApiContext } from '../../api-context';
+import * as auth from '../../auth/service';
 import * as episodes from '../../episodes/service';
 import { currentUser } from '../../http/credentials';
 import { route } from '../../http/method';
@@ -8,7 +9,7 @@ import { again } from '../errors';
 import { formField } from '../session';
 import type { AccountPage } from './page';
 
-/** The time zone (for the statistics) and the player's skip lengths and speed. */
+/** The time zone (for the statistics), the player's skip lengths and speed, and the page's colours. */
 export function settingsRoutes(r: Router, ctx: ApiContext, accountPage: AccountPage): void {
   route(r, '/web/account/time-zone', {
     post: [
@@ -32,6 +33,17 @@ export function settingsRoutes(r: Router, ctx: ApiContext, accountPage: AccountP
           speed: speed === undefined ? (await episodes.playerSettings(ctx.db, currentUser(req))).speed : Number(speed),
         });
         await accountPage(req, res, [{ kind: 'ok', text: 'Your player settings were saved.' }]);
+      },
+    ],
+  });
+  route(r, '/web/account/theme', {
+    post: [
+      again((req, res, notice) => accountPage(req, res, [notice])),
+      async (req, res) => {
+        await auth.setTheme(ctx.db, currentUser(req), formField(req, 'theme') ?? '');
+        // The page shown next is already in the new colours: the layout reads them from the account.
+        res.locals.account = await auth.account(ctx.db, currentUser(req));
+        await accountPage(req, res, [{ kind: 'ok', text: 'Your colours were saved.' }]);
       },
     ],
   });

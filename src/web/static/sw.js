@@ -3,7 +3,7 @@
 // offline page), fetched when it installs, so that the installed app opens and says so when the network is
 // gone. It never keeps a page or an answer of the server: those hold one person's data. Signing out
 // empties its cache (app.js); a new release's worker (a new SHELL name) fetches the shell anew.
-const SHELL = 'castsync-shell-v5';
+const SHELL = 'castsync-shell-v6';
 const FILES = [
   '/static/style.css',
   '/static/app.js',
