@@ -95,12 +95,13 @@ export const DOWNLOAD_PAGE = 500;
 /**
  * The user's actions stored at or after `since` (all without it), in the order stored; `aggregated`: only
  * each episode's latest action of each type (by the action's own time). `podcast` keeps one podcast's
- * actions, under any URL its subscription has had; `device` one device's. They come a page at a time, as
- * the elements of a JSON array in the gpodder.net episode-action format (the interchange format of episode
- * actions, which the gpodder and Nextcloud doors serve as they are), written by PostgreSQL: each yielded
- * piece is a page's actions, comma-separated, never empty. What it returns at the end is `readAt`, the
- * clock at the last page's read, taken while no write of the user was under way: every action not yielded
- * has a later stamp. A client can so be given a `since` close to now, and one that syncs until it has
+ * actions, under any URL its subscription has had; `device` one device's and those that name no device
+ * (the account's: an app that uploads without naming itself still reads its own with its device id). They
+ * come a page at a time, as the elements of a JSON array in the gpodder.net episode-action format (the
+ * interchange format of episode actions, which the gpodder and Nextcloud doors serve as they are), written
+ * by PostgreSQL: each yielded piece is a page's actions, comma-separated, never empty. What it returns at
+ * the end is `readAt`, the clock at the last page's read, taken while no write of the user was under way:
+ * every action not yielded has a later stamp. A client can so be given a `since` close to now, and one that syncs until it has
  * caught up with its clock (Kasts) stops. A download whose consumer stops early (`return()`) reads no more.
  */
 export async function* since(

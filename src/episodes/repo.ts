@@ -131,6 +131,7 @@ export type ActionFilter = {
   /** The podcast's URL key, and the record it belongs to (its actions under any URL), if any. */
   podcastHash?: string | undefined;
   subscriptionId?: number | undefined;
+  /** One device's actions, and the account's: those uploaded naming no device (docs/apps.md, Music Assistant). */
   device?: string | undefined;
 };
 
@@ -184,7 +185,7 @@ export async function actionPage(
   size: number,
 ): Promise<ActionPage> {
   const filters = `AND ($4::uuid IS NULL OR a.podcast_hash = $4 OR a.subscription_id = $5)
-                   AND ($6::text IS NULL OR a.device_id = $6)`;
+                   AND ($6::text IS NULL OR a.device_id = $6 OR a.device_id IS NULL)`;
   const page = aggregated
     ? `SELECT l.changed, l.action_id AS id, a.json
          FROM episode_latest l JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id

@@ -171,7 +171,10 @@ export const documentEpisodes: Documenter = (r) => {
   const episodesQuery = z.object({
     since: sinceQuery.shape.since,
     podcast: z.string().optional().openapi({ description: "One podcast's actions (any URL its subscription has had)" }),
-    device: z.string().optional().openapi({ description: "One device's actions" }),
+    device: z
+      .string()
+      .optional()
+      .openapi({ description: "One device's actions, and those uploaded naming no device (the account's)" }),
     aggregated: z
       .string()
       .optional()

@@ -21,6 +21,8 @@ test('each app is shown with the public address and the person filled in, and th
   for (const app of ['AntennaPod', 'KDE Kasts', 'gPodder', 'Podcini', 'Music Assistant', 'Open Podcast API'])
     expect(page.text).toContain(app);
   expect(page.text).toContain('<code>http://sync.example.org</code>');
+  // Music Assistant's two modes (docs/apps.md): what its gPodder mode sees, and the mode that sees all.
+  expect(page.text).toMatch(/Music Assistant<\/h2>[^]*?its Nextcloud mode instead: Nextcloud URL/);
   expect(page.text).toContain('<code>sync.example.org</code>');
   expect(page.text).toContain(`<strong>${u.name}</strong>`);
   expect(page.text).toContain('aria-current="page">Connect an app</a>');

@@ -3,7 +3,7 @@ import { approveLoginFlow } from '../../src/auth/service';
 import { testApp, type TestApp } from '../helpers/app';
 
 // Music Assistant's gPodder provider (music_assistant/providers/gpodder), replayed
-// (docs/apps/music-assistant.md): in "gpodder / opodsync server" mode a login, then HTTP Basic on every
+// (docs/apps.md): in "gpodder / opodsync server" mode a login, then HTTP Basic on every
 // request with its device ID; in "Nextcloud" mode the login flow v2, then the app password as a bearer
 // token, as Nextcloud accepts it. It reads an answer only when its content type is
 // application/json and its status 200, and its play actions carry a timestamp without a zone.
@@ -38,13 +38,37 @@ test('gpodder mode: login, subscriptions and episode actions with Basic and a de
     { ...play, started: 0, position: 754, total: 3600 },
   ]);
   expect(upload.status).toBe(200);
-  // It asks for the actions of its own device ID, which gpodder.net's `device` filter (kept here) reads as
-  // "uploaded by that device"; its own uploads name no device. So in this mode it sees no positions, its
-  // own or other apps' (docs/apps/music-assistant.md recommends the Nextcloud mode for positions).
+  // It asks for the actions of its own device ID while its uploads name no device: actions that name no
+  // device are the account's, and a device filter returns them (docs/apps.md), so it reads its own positions
+  // and those of apps in Nextcloud mode; a gpodder.net-mode app's, uploaded naming its device, stay that
+  // device's, as on gpodder.net.
+  const nextcloudApp = { ...play, episode: 'https://replay.example/ma/2.mp3', timestamp: '2026-11-25T07:00:00' };
+  const phone = { ...play, episode: 'https://replay.example/ma/3.mp3', device: 'phone' };
+  await request(t.app)
+    .post(`/api/2/episodes/${u.name}.json`)
+    .set('Authorization', u.basic)
+    .send([
+      { ...nextcloudApp, started: 0, position: 99, total: 1200 },
+      { ...phone, started: 0, position: 5, total: 60 },
+    ]);
   const mine = await ma(request(t.app).get(`/api/2/episodes/${u.name}.json?since=0&device=music-assistant`));
-  expect(json(mine)).toMatchObject({ status: 200, type: 'application/json', body: { actions: [] } });
-  const all = await ma(request(t.app).get(`/api/2/episodes/${u.name}.json?since=0`));
-  expect(all.body.actions).toEqual([expect.objectContaining({ ...play, position: 754, total: 3600 })]);
+  expect(json(mine)).toEqual({
+    status: 200,
+    type: 'application/json',
+    body: {
+      actions: [
+        expect.objectContaining({ ...play, position: 754, total: 3600 }),
+        expect.objectContaining({ ...nextcloudApp, position: 99, total: 1200 }),
+      ],
+      timestamp: expect.any(Number),
+    },
+  });
+  const ofPhone = await ma(request(t.app).get(`/api/2/episodes/${u.name}.json?since=0&device=phone`));
+  expect(ofPhone.body.actions).toEqual([
+    expect.objectContaining({ ...play, position: 754 }),
+    expect.objectContaining({ ...nextcloudApp, position: 99 }),
+    expect.objectContaining({ ...phone, position: 5 }),
+  ]);
 });
 
 test('Nextcloud mode: login flow v2, then the app password as a bearer token', async () => {
