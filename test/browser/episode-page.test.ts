@@ -212,7 +212,11 @@ test('axe clean at 360 and 1280 px, light and dark: the episode page, a feed, Up
         ['favourites', `${world.origin}/web/favourites`],
       ]) {
         await page.goto(url!);
-        await page.waitForSelector('.thumb, .artwork');
+        // Every row and the episode's head show the episode's artwork, else its podcast's (the feed's here).
+        expect([
+          name,
+          [...new Set(await page.$$eval('img.thumb, img.artwork', (i) => i.map((e) => new URL(e.src).pathname)))],
+        ]).toEqual([name, ['/art.png']]);
         expect([name, width, await noSidewaysScroll(page)]).toEqual([name, width, true]);
         await check(page, `rows-${name}-${width}-${scheme}`);
       }
