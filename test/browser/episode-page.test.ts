@@ -166,6 +166,25 @@ test('the player plays, pauses, skips and seeks by keys; its controls are named;
   await check(page, 'episode-page-player');
 });
 
+test("a row's menu opens from the keyboard and closes on Escape, back to its button, or on a click elsewhere", async () => {
+  const page = await world.newPage(360, 740);
+  await world.signIn(page, u, `/web/subscriptions/${guid}/episodes`);
+  const summary = 'summary[aria-label="More actions: The one before"]';
+  const isOpen = () => page.$eval(summary, (s) => (s.parentElement as unknown as { open: boolean }).open);
+  await page.focus(summary);
+  await page.keyboard.press('Enter');
+  expect(await isOpen()).toBe(true);
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate('document.activeElement.closest("details.row-menu") !== null')).toBe(true);
+  await page.keyboard.press('Escape');
+  expect(await isOpen()).toBe(false);
+  expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('More actions: The one before');
+  await page.click(summary);
+  expect(await isOpen()).toBe(true);
+  await page.click('main h1');
+  expect(await isOpen()).toBe(false);
+});
+
 test('without script: the audio element plays with its own controls, and the rows’ menus send their forms', async () => {
   const page = await world.newPage(360, 740);
   await world.signIn(page, u, '/web/new');
