@@ -87,6 +87,7 @@ export type FavouriteRow = {
   link: string | null;
   published_at: Date | null;
   podcast_title: string | null;
+  artwork_url: string | null;
 };
 
 /** The user's favourites, newest set first, each with its item as a feed lists it (by enclosure, else guid). */
@@ -94,10 +95,10 @@ export async function list(db: Queryable, userId: number, limit: number): Promis
   const r = await db.query<FavouriteRow>(
     `SELECT f.episode_hash::text AS episode_hash, f.podcast_url, f.enclosure_url, f.episode_guid, f.at,
             item.id::text AS item_id, item.title, item.link, item.published_at,
-            feed.title AS podcast_title
+            feed.title AS podcast_title, COALESCE(item.artwork_url, feed.artwork_url) AS artwork_url
        FROM episode_favourites f
        LEFT JOIN LATERAL (
-         SELECT i.id, i.title, i.link, i.published_at FROM feed_items i
+         SELECT i.id, i.title, i.link, i.published_at, i.artwork_url FROM feed_items i
           WHERE i.enclosure_hash = f.episode_hash OR (i.feed_hash = f.podcast_hash AND i.item_key = f.episode_guid)
           ORDER BY i.enclosure_hash = f.episode_hash DESC LIMIT 1) item ON true
        LEFT JOIN feeds feed ON feed.url_hash = f.podcast_hash

@@ -84,6 +84,8 @@ export type Favourite = {
   episodeGuid: string | null;
   /** The feed item's id (the web page's episode), if a feed lists the episode. */
   itemId: string | null;
+  /** The episode's artwork, else its podcast's, when a feed gives one. */
+  artworkUrl: string | null;
   title: string | null;
   link: string | null;
   publishedAt: Date | null;
@@ -108,6 +110,7 @@ export async function list(db: Queryable, userId: number, limit: number): Promis
     enclosureUrl: r.enclosure_url,
     episodeGuid: r.episode_guid,
     itemId: r.item_id,
+    artworkUrl: r.artwork_url,
     title: r.title,
     link: r.link,
     publishedAt: r.published_at,

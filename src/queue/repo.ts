@@ -25,6 +25,7 @@ export type ItemRow = {
   item_id: string | null;
   title: string | null;
   podcast_title: string | null;
+  artwork_url: string | null;
 };
 
 /** The list in order, each item with its subscription's guid and what its feed lists for it. */
@@ -32,11 +33,11 @@ export async function items(db: Queryable, userId: number): Promise<ItemRow[]> {
   const r = await db.query<ItemRow>(
     `SELECT q.id::text AS id, q.position, q.episode_hash::text AS sync_id, q.podcast_url, q.enclosure_url,
             q.episode_guid, q.added, s.guid::text AS podcast_guid, item.id::text AS item_id, item.title,
-            feed.title AS podcast_title
+            feed.title AS podcast_title, COALESCE(item.artwork_url, feed.artwork_url) AS artwork_url
        FROM queue_items q
        LEFT JOIN subscriptions s ON s.user_id = q.user_id AND s.url_hash = q.podcast_hash AND s.deleted IS NULL
        LEFT JOIN LATERAL (
-         SELECT i.id, i.title FROM feed_items i
+         SELECT i.id, i.title, i.artwork_url FROM feed_items i
           WHERE i.enclosure_hash = q.episode_hash OR (i.feed_hash = q.podcast_hash AND i.item_key = q.episode_guid)
           ORDER BY i.enclosure_hash = q.episode_hash DESC LIMIT 1) item ON true
        LEFT JOIN feeds feed ON feed.url_hash = q.podcast_hash

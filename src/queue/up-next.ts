@@ -28,6 +28,8 @@ export type QueueItem = {
   podcastTitle: string | null;
   /** The feed item's id (the web page's episode), if a feed lists the episode. */
   itemId: string | null;
+  /** The episode's artwork, else its podcast's, when a feed gives one. */
+  artworkUrl: string | null;
   /** The change stamp of the write that added it. */
   addedAt: Date;
   /** The user's state of the episode (src/episodes/state.ts), when any app said anything of it. */
@@ -51,6 +53,7 @@ const itemOf = (r: repo.ItemRow, state: EpisodeState | undefined): QueueItem => 
   title: r.title,
   podcastTitle: r.podcast_title,
   itemId: r.item_id,
+  artworkUrl: r.artwork_url,
   addedAt: r.added,
   state,
 });

@@ -44,9 +44,12 @@ test('signing in lands on New episodes; Dismiss and Mark played take one off; ax
   const page = await world.newPage(1280, 800);
   expect(await world.signIn(page, u)).toBe(200);
   await check(page, 'new-episodes');
+  // Dismiss and Mark played are in each row's menu (a <details>), opened as a person would.
+  await page.click('summary[aria-label="More actions: From yesterday"]');
   expect(await submit(page, 'button[aria-label="Dismiss: From yesterday"]')).toBe(200);
   expect(page.url()).toBe(`${origin}/web/new`);
   expect(await text(page, '.episode a.title')).toEqual(['Fresh today', 'Two days old']);
+  await page.click('summary[aria-label="More actions: Fresh today"]');
   expect(await submit(page, 'button[aria-label="Mark played: Fresh today"]')).toBe(200);
   expect(await text(page, '.episode a.title')).toEqual(['Two days old']);
   await check(page, 'new-episodes-after');

@@ -111,7 +111,7 @@ test('lock-screen metadata, speed and skip; at the end: played for the apps, off
   // Another browser: the podcast's speed is the person's, from the server.
   const small = await world.newPage(390, 844);
   await world.signIn(small, u, `/web/episodes/${ids.Second}`);
-  await small.waitForFunction('!document.getElementById("player-controls").hidden');
+  await small.waitForSelector('#player-controls.ready');
   expect(await small.$eval('#speed', (s) => (s as unknown as { value: string }).value)).toBe('2');
   expect(await small.evaluate('document.getElementById("player").playbackRate')).toBe(2);
   await check(small, 'player-phone');
@@ -213,6 +213,8 @@ test('playing on between pages: Up next, Favourites, a feed, a star; the player 
   await page.waitForFunction('document.querySelector("main h1").textContent === "Subscriptions"');
   await page.click('main a.title');
   await page.waitForFunction('document.querySelector("main h1").textContent === "Player Radio"');
+  // In the row's menu, opened as a person would.
+  await page.click('summary[aria-label="More actions: Second"]');
   await page.click('button[aria-label="Favourite: Second"]');
   await page.waitForFunction(
     'document.querySelector(\'button[aria-label="Favourite: Second"]\').getAttribute("aria-pressed") === "true"',
@@ -277,9 +279,9 @@ test('at phone width: thumb-sized controls; the lock screen goes to the next and
     globalThis.lockScreen = handlers;
   })()`);
   await world.signIn(page, u, `/web/episodes/${ids.First}`);
-  await page.waitForFunction('!document.getElementById("player-controls").hidden');
+  await page.waitForSelector('#player-controls.ready');
 
-  // Every control of the page is at least 44 px each way, and the player as wide as the page's text.
+  // Every control of the page is at least 44 px each way, and the player's scrubber as wide as the page's text.
   const small = await page.$$eval('main button, main select, #player-controls button', (els) =>
     els
       .map((el) => ({ el: el.outerHTML.slice(0, 60), box: el.getBoundingClientRect() }))
@@ -287,7 +289,7 @@ test('at phone width: thumb-sized controls; the lock screen goes to the next and
       .map(({ el }) => el),
   );
   expect(small).toEqual([]);
-  expect(await page.$eval('#player', (a) => a.getBoundingClientRect().width)).toBeGreaterThan(300);
+  expect(await page.$eval('#scrubber', (a) => a.getBoundingClientRect().width)).toBeGreaterThan(300);
 
   // Hidden while playing (the phone locked, another app): the position is written, without a pause.
   await page.waitForFunction('document.getElementById("player").readyState >= 1');

@@ -42,8 +42,13 @@ test('star an episode, queue three, reorder, play next, remove: the apps see the
   expect(await submit(page, 'a.title')).toBe(200);
   expect(await text(page, '.episode a.title')).toEqual([...titles].reverse());
 
-  // Star one: the button says so, and the apps see it.
-  expect(await submit(page, 'button[aria-label="Favourite: Short story"]')).toBe(200);
+  // Star one: the button says so, and the apps see it. Each row's buttons but Play are in its menu (a
+  // <details>), opened as a person would.
+  const inMenu = async (name: string, button: string) => {
+    await page.click(`summary[aria-label="More actions: ${name}"]`);
+    return submit(page, `button[aria-label="${button}: ${name}"]`);
+  };
+  expect(await inMenu('Short story', 'Favourite')).toBe(200);
   expect(await page.$eval('button[aria-label="Favourite: Short story"]', (b) => b.getAttribute('aria-pressed'))).toBe(
     'true',
   );
@@ -52,7 +57,7 @@ test('star an episode, queue three, reorder, play next, remove: the apps see the
 
   // Queue three, in this order.
   for (const title of ['Morning news', 'Long interview', 'Short story']) {
-    expect(await submit(page, `button[aria-label="Add to queue: ${title}"]`)).toBe(200);
+    expect(await inMenu(title, 'Add to queue')).toBe(200);
   }
   expect(await text(page, '.episode a.badge')).toEqual(['in Up next', 'in Up next', 'in Up next']);
   await check(page, 'episodes-queue-buttons');
@@ -60,15 +65,15 @@ test('star an episode, queue three, reorder, play next, remove: the apps see the
   expect(await text(page, '.queue-item a.title')).toEqual(['Morning news', 'Long interview', 'Short story']);
 
   // Reorder with the buttons: Short story up, then Morning news down.
-  expect(await submit(page, 'button[aria-label="Up: Short story"]')).toBe(200);
-  expect(await submit(page, 'button[aria-label="Down: Morning news"]')).toBe(200);
+  expect(await inMenu('Short story', 'Up')).toBe(200);
+  expect(await inMenu('Morning news', 'Down')).toBe(200);
   expect(await text(page, '.queue-item a.title')).toEqual(['Short story', 'Morning news', 'Long interview']);
 
   // Play next from the feed's page: Listener mail goes to the top.
   await page.goBack();
   await page.goto(`${world.origin}/web/subscriptions`);
   expect(await submit(page, 'a.title')).toBe(200);
-  expect(await submit(page, 'button[aria-label="Play next: Listener mail"]')).toBe(200);
+  expect(await inMenu('Listener mail', 'Play next')).toBe(200);
   await page.goto(`${world.origin}/web/queue`);
   expect(await text(page, '.queue-item a.title')).toEqual([
     'Listener mail',
@@ -79,7 +84,7 @@ test('star an episode, queue three, reorder, play next, remove: the apps see the
   await check(page, 'up-next');
 
   // Remove one; the API serves the list as the page shows it.
-  expect(await submit(page, 'button[aria-label="Remove from Up next: Morning news"]')).toBe(200);
+  expect(await inMenu('Morning news', 'Remove from Up next')).toBe(200);
   const shown = await text(page, '.queue-item a.title');
   expect(shown).toEqual(['Listener mail', 'Short story', 'Long interview']);
   const served = (await as(t, u).get('/v1/queue')).body.items as { title: string }[];

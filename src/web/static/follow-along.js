@@ -6,11 +6,8 @@
 (() => {
   const audio = document.getElementById('player');
   if (!audio) return;
-  const clock = (s) => {
-    const t = Math.floor(s);
-    const [h, m, sec] = [Math.floor(t / 3600), Math.floor(t / 60) % 60, t % 60];
-    return (h > 0 ? `${h}:${String(m).padStart(2, '0')}` : String(m)) + `:${String(sec).padStart(2, '0')}`;
-  };
+  // player.js's (it runs first).
+  const clock = window.castsyncClock;
   const jump = (start) => {
     audio.currentTime = start;
     if (audio.paused) audio.play().catch(() => undefined);
@@ -49,6 +46,27 @@
     }
   };
 
+  /** A mark on the player's scrubber where each chapter (but one at the start) begins. */
+  const marks = (starts) => {
+    const box = document.getElementById('chapter-marks');
+    if (!box) return;
+    const draw = () => {
+      const total = Number.isFinite(audio.duration) ? audio.duration : Number(audio.dataset.duration);
+      if (!total) return;
+      box.replaceChildren(
+        ...starts
+          .filter((s) => s > 0 && s < total)
+          .map((s) => {
+            const mark = document.createElement('span');
+            mark.style.setProperty('--at', String(s / total));
+            return mark;
+          }),
+      );
+    };
+    audio.addEventListener('durationchange', draw);
+    draw();
+  };
+
   const chapters = document.getElementById('chapters');
   if (chapters) {
     load(chapters, 'chapters').then((list) => {
@@ -72,6 +90,8 @@
       });
       chapters.querySelector('ol').append(...items);
       const starts = list.map((c) => c.start);
+      marks(starts);
+      const named = document.getElementById('player-chapter');
       let current = -2;
       const mark = () => {
         const now = at(starts, audio.currentTime);
@@ -79,6 +99,7 @@
         items[current]?.querySelector('button').removeAttribute('aria-current');
         items[now]?.querySelector('button').setAttribute('aria-current', 'true');
         current = now;
+        if (named) named.textContent = list[now]?.title ?? '';
         // The lock screen names the chapter (the title stays the episode's, the album the podcast's).
         const metadata = 'mediaSession' in navigator ? navigator.mediaSession.metadata : null;
         if (metadata) metadata.artist = list[now]?.title || audio.dataset.podcast || '';

@@ -3,7 +3,8 @@
 // an episode action (device "web") when paused, every 30 s while playing, and when the page is left or
 // hidden while playing; while the server cannot be reached the positions wait in this browser and go, in order, when it
 // can. When the episode ends (a play to the end: the apps mark it played, and it leaves Up next) the
-// next episode of Up next opens and plays. Skip back and forward (10 s and 30 s, or the account's lengths), a speed (the person's for the
+// next episode of Up next opens and plays. castsync's own controls in place of the audio element's (a play
+// button, a scrubber with the time left, by keys too: arrows 5 s, page keys a minute). Skip back and forward (10 s and 30 s, or the account's lengths), a speed (the person's for the
 // podcast, kept on the server), a sleep timer, keys (k or space: play/pause, j: back, l: forward, < and >: slower, faster) and the
 // lock screen's and headphones' controls (the Media Session API). The page works without it: the audio
 // element plays, and "Mark played" is a form.
@@ -18,6 +19,13 @@
   // The person's skip lengths (the account page), else 10 s back and 30 s forward.
   const back = Number(audio.dataset.skipBack) || 10;
   const forward = Number(audio.dataset.skipForward) || 30;
+  // A time as h:mm:ss or m:ss (follow-along.js writes the chapters' times with it too).
+  const clock = (s) => {
+    const t = Math.max(0, Math.floor(s));
+    const [h, m, sec] = [Math.floor(t / 3600), Math.floor(t / 60) % 60, t % 60];
+    return (h > 0 ? `${h}:${String(m).padStart(2, '0')}` : String(m)) + `:${String(sec).padStart(2, '0')}`;
+  };
+  window.castsyncClock = clock;
   const whole = (n) => String(Math.max(0, Math.floor(Number.isFinite(n) ? n : 0)));
   let started = start;
   let timer;
@@ -129,6 +137,7 @@
     const end = Number.isFinite(audio.duration) ? audio.duration : Infinity;
     audio.currentTime = Math.max(0, Math.min(end, audio.currentTime + seconds));
   };
+  const toggle = () => (audio.paused ? audio.play().catch(() => say('Press play to go on.')) : audio.pause());
   // The speed is the person's for the podcast, kept on the server (the page comes with it selected).
   const setRate = (rate, keepIt = true) => {
     audio.playbackRate = rate;
@@ -137,10 +146,7 @@
     if (keepIt) post(audio.dataset.speed, { speed: String(rate) }).catch(() => undefined);
   };
   if (controls && speed) {
-    controls.hidden = false;
-    for (const button of controls.querySelectorAll('[data-skip]')) {
-      button.addEventListener('click', () => skip(Number(button.dataset.skip)));
-    }
+    wire();
     speed.addEventListener('change', () => setRate(Number(speed.value)));
     setRate(Number(speed.value), false);
     const rates = [...speed.options].map((o) => Number(o.value));
@@ -150,10 +156,10 @@
     };
     document.addEventListener('keydown', (event) => {
       if (event.altKey || event.ctrlKey || event.metaKey) return;
-      if (event.target.closest('input, select, textarea, button, a, audio')) return;
+      if (event.target.closest('input, select, textarea, button, a, audio, summary')) return;
       const keys = {
-        k: () => (audio.paused ? audio.play() : audio.pause()),
-        ' ': () => (audio.paused ? audio.play() : audio.pause()),
+        k: toggle,
+        ' ': toggle,
         j: () => skip(-back),
         l: () => skip(forward),
         '<': () => step(-1),
@@ -164,6 +170,58 @@
       event.preventDefault();
       act();
     });
+  }
+
+  /**
+   * castsync's controls in place of the audio element's: play and pause, skip, and a scrubber with the time
+   * left (the chapters' marks on it are follow-along.js's). The stylesheet already shows them where script
+   * runs; the classes do it for a browser that does not know `@media (scripting)`.
+   */
+  function wire() {
+    audio.classList.add('replaced');
+    controls.classList.add('ready');
+    const play = document.getElementById('play');
+    const scrubber = document.getElementById('scrubber');
+    const [elapsed, left, chapter] = ['elapsed', 'left', 'chapter'].map((n) => document.getElementById(`player-${n}`));
+    for (const button of controls.querySelectorAll('[data-skip]')) {
+      button.addEventListener('click', () => skip(Number(button.dataset.skip)));
+    }
+    play.addEventListener('click', toggle);
+    const playing = () => {
+      play.classList.toggle('playing', !audio.paused);
+      play.querySelector('.visually-hidden').textContent = audio.paused ? 'Play' : 'Pause';
+    };
+    const total = () => (Number.isFinite(audio.duration) ? audio.duration : Number(audio.dataset.duration) || 0);
+    let held = false;
+    const show = () => {
+      const [now, end] = [audio.currentTime, total()];
+      const rest = end > now ? `${clock(end - now)} left` : '';
+      if (!held) scrubber.value = String(now);
+      scrubber.max = String(end || 1);
+      scrubber.style.setProperty('--played', String(end ? Math.min(1, now / end) : 0));
+      elapsed.textContent = clock(now);
+      left.textContent = rest;
+      const named = chapter.textContent ? `, ${chapter.textContent}` : '';
+      scrubber.setAttribute('aria-valuetext', `${clock(now)} of ${clock(end)}${rest ? `, ${rest}` : ''}${named}`);
+    };
+    for (const event of ['timeupdate', 'durationchange', 'seeked', 'loadedmetadata']) {
+      audio.addEventListener(event, show);
+    }
+    for (const event of ['play', 'pause']) audio.addEventListener(event, playing);
+    // Dragged or moved by keys: the audio goes there (the arrows by 5 s, the page keys by a minute).
+    scrubber.addEventListener('input', () => {
+      audio.currentTime = Number(scrubber.value);
+    });
+    scrubber.addEventListener('pointerdown', () => (held = true));
+    for (const event of ['pointerup', 'change']) scrubber.addEventListener(event, () => (held = false));
+    const moves = { ArrowLeft: -5, ArrowDown: -5, ArrowRight: 5, ArrowUp: 5, PageDown: -60, PageUp: 60 };
+    scrubber.addEventListener('keydown', (event) => {
+      if (!(event.key in moves)) return;
+      event.preventDefault();
+      skip(moves[event.key]);
+    });
+    playing();
+    show();
   }
 
   // The sleep timer: a pause after some minutes, or at the end of the episode (then no next one).
