@@ -17,8 +17,16 @@ export {
   setAdmin,
 } from './accounts';
 export type { Account, AppPassword } from './accounts';
-export { archiveUser, archivedAccount, archivedAccounts, forgetArchived, idleUsers, reviveUser } from './archiving';
-export type { ArchivedAccount, Idle } from './archiving';
+export {
+  archiveUser,
+  archivedAccount,
+  archivedAccounts,
+  forgetArchived,
+  idleUsers,
+  reviveUser,
+  storedArchive,
+} from './archiving';
+export type { ArchivedAccount, Idle, Kept } from './archiving';
 export { AuthCache, credentialChanges } from './cache';
 export {
   SESSION_TTL_SECONDS,
