@@ -161,9 +161,6 @@ const combined = schema.superRefine((v, ctx) => {
   if (v.DIRECTORY === 'podcastindex' && (v.PODCASTINDEX_KEY === undefined || v.PODCASTINDEX_SECRET === undefined)) {
     need('PODCASTINDEX_KEY', 'PODCASTINDEX_KEY and PODCASTINDEX_SECRET are required with DIRECTORY=podcastindex');
   }
-  if (v.ARCHIVE_IDLE_AFTER_DAYS !== undefined && v.ARCHIVE_DIR === undefined) {
-    need('ARCHIVE_DIR', 'required with ARCHIVE_IDLE_AFTER_DAYS: the folder the archives of idle accounts go to');
-  }
   if (!v.PASSWORD_LOGIN && v.ALLOW_REGISTRATION) {
     need('ALLOW_REGISTRATION', 'true needs PASSWORD_LOGIN (use SSO_CREATE_USERS with single sign-on)');
   }

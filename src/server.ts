@@ -14,7 +14,7 @@ import { authLimits, failureBlocks, limitTasks } from './http/limits';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
-import { idleTasks, transferTasks } from './transfer/service';
+import { checkArchiveFolder, idleTasks, transferTasks } from './transfer/service';
 import { createLogger, type Logger } from './logger';
 
 async function main(config: Config, logger: Logger) {
@@ -30,6 +30,10 @@ async function main(config: Config, logger: Logger) {
   const foreground = new Foreground();
   const app = createApp({ db, config, logger, authCache, limits, state, foreground });
   const tasks = backgroundTasks(db, logger, config, foreground);
+  // The nightly archive run writes its copies there: a folder it cannot write to stops the start, not a night's run.
+  if (config.worker && config.archiveIdleAfterDays !== undefined && config.archiveDir !== undefined) {
+    await checkArchiveFolder(config.archiveDir);
+  }
   const worker = config.worker ? await startWorker({ db, databaseUrl: database.url, logger }, tasks) : undefined;
 
   const server = await serve(app, config);

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/pool';
+import { withTransaction, type Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import * as repo from './idle-repo';
 import { findUserByName, insertUser } from './repo';
@@ -12,7 +12,20 @@ type Admin = Pick<AuthContext, 'db' | 'authCache'>;
 /** An idle user: when last active, and the change stamp its archive must still find. */
 export type Idle = { userId: number; username: string; lastChange: Date; lastActive: Date };
 
-export type ArchivedAccount = { username: string; archivedAt: Date; lastActive: Date; file: string };
+/** `file`: a copy of the archive written to a file (the only copy for an account an earlier release archived). */
+export type ArchivedAccount = {
+  username: string;
+  archivedAt: Date;
+  lastActive: Date;
+  file: string | null;
+  inDatabase: boolean;
+};
+
+/**
+ * An idle user's archive as the archived account keeps it (`archive`, compressed; `file`, a copy's file if
+ * one was written), and the check of what the database holds once it is written: throwing, it removes nothing.
+ */
+export type Kept = { archive: Buffer; file: string | null; readBack: (stored: Buffer) => Promise<void> };
 
 /** The users last active before `before`, by name (docs/idle-accounts.md says what counts as active). */
 export const idleUsers = async (db: Queryable, before: Date): Promise<Idle[]> =>
@@ -24,21 +37,32 @@ export const idleUsers = async (db: Queryable, before: Date): Promise<Idle[]> =>
   }));
 
 /**
- * Removes an idle user whose archive is written (`file`), leaving the archived account behind: only if the
- * user is still as the archive found them (no change since `lastChange`, no activity since `before`).
- * False when they are not: nothing was removed.
+ * Removes an idle user, leaving the archived account behind with their archive, in one transaction that
+ * reads the archive back as the database holds it (`kept.readBack`) before it commits: only if the user is
+ * still as the archive found them (no change since `lastChange`, no activity since `before`). False when
+ * they are not: nothing was removed.
  */
-export async function archiveUser(ctx: Admin, idle: Idle, before: Date, file: string): Promise<boolean> {
-  const done = await repo.archiveUser(ctx.db, idle.username, { lastChange: idle.lastChange, before }, file);
+export async function archiveUser(ctx: Admin, idle: Idle, before: Date, kept: Kept): Promise<boolean> {
+  const still = { lastChange: idle.lastChange, before };
+  const done = await withTransaction(ctx.db, async (tx) => {
+    if (!(await repo.archiveUser(tx, idle.username, still, kept))) return false;
+    await kept.readBack((await repo.storedArchive(tx, idle.username)) ?? Buffer.alloc(0));
+    return true;
+  });
   if (done) await credentialsChanged(ctx);
   return done;
 }
+
+/** The archive an archived account keeps in the database (compressed), if it keeps one. */
+export const storedArchive = (db: Queryable, username: string): Promise<Buffer | undefined> =>
+  repo.storedArchive(db, username);
 
 const accountOf = (r: repo.ArchivedRow): ArchivedAccount => ({
   username: r.username,
   archivedAt: r.archived_at,
   lastActive: r.last_active,
   file: r.file,
+  inDatabase: r.in_database,
 });
 
 export async function archivedAccount(db: Queryable, username: string): Promise<ArchivedAccount | undefined> {
@@ -80,7 +104,7 @@ export async function reviveUser(
   return { userId: made.id, how: 'revived', hasPassword: made.has_password, appPasswords: made.app_passwords };
 }
 
-/** Forgets an archived account: its name is free again (the archive file stays where it is). */
+/** Forgets an archived account, and the archive it keeps in the database: its name is free again. */
 export async function forgetArchived(ctx: Admin, username: string): Promise<void> {
   if (!(await repo.deleteArchived(ctx.db, username))) throw new InvalidInput(`No archived account ${username}`);
   await credentialsChanged(ctx);

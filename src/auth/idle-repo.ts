@@ -38,24 +38,25 @@ export async function idleUsers(db: Queryable, before: Date): Promise<IdleRow[]>
 }
 
 /**
- * Removes the user and everything of theirs, leaving their archived account (with `file`, their password,
- * role, app passwords and identity links), if they are still as the archive found them: no change since
- * `lastChange` and no activity since `before`. Locks the user's row first, so a write under way is waited
- * for and then seen. False when the user changed, was active, is gone, or already has an archived account.
+ * Removes the user and everything of theirs, leaving their archived account (with their archive, its
+ * file's copy if any, their password, role, app passwords and identity links), if they are still as the
+ * archive found them: no change since `lastChange` and no activity since `before`. Locks the user's row
+ * first, so a write under way is waited for and then seen. False when the user changed, was active, is
+ * gone, or already has an archived account.
  */
 export async function archiveUser(
   db: Queryable,
   username: string,
   still: { lastChange: Date; before: Date },
-  file: string,
+  kept: { archive: Buffer; file: string | null },
 ): Promise<boolean> {
   const r = await db.query<{ n: number }>(
     `WITH locked AS (SELECT id FROM users WHERE username = $1 AND last_change = $2 FOR UPDATE),
           idle AS (SELECT u.id, u.username, u.password_hash, u.is_admin, u.created_at, ${LAST_ACTIVE('u')} AS last_active
                      FROM users u JOIN locked ON locked.id = u.id),
           kept AS (
-            INSERT INTO archived_accounts (username, password_hash, is_admin, created_at, last_active, file, identities)
-            SELECT username, password_hash, is_admin, created_at, last_active, $4,
+            INSERT INTO archived_accounts (username, password_hash, is_admin, created_at, last_active, file, archive, identities)
+            SELECT username, password_hash, is_admin, created_at, last_active, $4, $5,
                    coalesce((SELECT jsonb_agg(jsonb_build_object('issuer', i.issuer, 'subject', i.subject))
                                FROM user_identities i WHERE i.user_id = idle.id), '[]')
               FROM idle WHERE last_active < $3
@@ -68,7 +69,7 @@ export async function archiveUser(
           gone AS (DELETE FROM users WHERE id IN (SELECT idle.id FROM idle JOIN kept ON true) RETURNING id),
           s AS (DELETE FROM subscriptions WHERE user_id IN (SELECT id FROM gone))
      SELECT count(*)::int AS n FROM gone`,
-    [username, still.lastChange, still.before, file],
+    [username, still.lastChange, still.before, kept.file, kept.archive],
   );
   return r.rows[0]?.n === 1;
 }
@@ -78,15 +79,23 @@ export type ArchivedRow = {
   password_hash: string | null;
   archived_at: Date;
   last_active: Date;
-  file: string;
+  file: string | null;
+  in_database: boolean;
 };
 
+const ARCHIVED = 'username, password_hash, archived_at, last_active, file, archive IS NOT NULL AS in_database';
+
 export async function findArchived(db: Queryable, username: string): Promise<ArchivedRow | undefined> {
-  const r = await db.query<ArchivedRow>(
-    'SELECT username, password_hash, archived_at, last_active, file FROM archived_accounts WHERE username = $1',
-    [username],
-  );
+  const r = await db.query<ArchivedRow>(`SELECT ${ARCHIVED} FROM archived_accounts WHERE username = $1`, [username]);
   return r.rows[0];
+}
+
+/** The archive an archived account keeps in the database (gzip-compressed), if it keeps one. */
+export async function storedArchive(db: Queryable, username: string): Promise<Buffer | undefined> {
+  const r = await db.query<{ archive: Buffer | null }>('SELECT archive FROM archived_accounts WHERE username = $1', [
+    username,
+  ]);
+  return r.rows[0]?.archive ?? undefined;
 }
 
 /** The archived account an app password (by its digest) belonged to. */
@@ -103,9 +112,7 @@ export async function findArchivedAppPassword(
 }
 
 export async function listArchived(db: Queryable): Promise<ArchivedRow[]> {
-  const r = await db.query<ArchivedRow>(
-    'SELECT username, password_hash, archived_at, last_active, file FROM archived_accounts ORDER BY username',
-  );
+  const r = await db.query<ArchivedRow>(`SELECT ${ARCHIVED} FROM archived_accounts ORDER BY username`);
   return r.rows;
 }
 

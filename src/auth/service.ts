@@ -19,8 +19,16 @@ export {
   THEMES,
 } from './accounts';
 export type { Account, AppPassword, Theme } from './accounts';
-export { archiveUser, archivedAccount, archivedAccounts, forgetArchived, idleUsers, reviveUser } from './archiving';
-export type { ArchivedAccount, Idle } from './archiving';
+export {
+  archiveUser,
+  archivedAccount,
+  archivedAccounts,
+  forgetArchived,
+  idleUsers,
+  reviveUser,
+  storedArchive,
+} from './archiving';
+export type { ArchivedAccount, Idle, Kept } from './archiving';
 export { AuthCache, credentialChanges } from './cache';
 export {
   SESSION_TTL_SECONDS,

@@ -17,13 +17,9 @@ function parseDate(text: string): Date {
   return date;
 }
 
-function folderOf(dir: string | undefined): string {
-  const folder = dir ?? loadConfig().archiveDir;
-  if (folder === undefined) throw new InvalidInput('Name the folder of the archives: --dir DIR (or set ARCHIVE_DIR)');
-  return folder;
-}
-
 const day = (d: Date) => d.toISOString().slice(0, 10);
+const keptIn = (file: string | null) =>
+  file === null ? 'kept in the database' : `kept in the database and in ${file}`;
 const counted = (c: transfer.Counts) =>
   `${c.subscriptions} subscription records, ${c.actions} episode actions, ${c.devices} devices, ` +
   `${c.favourites} favourites, ${c.queue} in Up next`;
@@ -36,36 +32,40 @@ export function registerArchives(user: Command): void {
   userForgetArchived(user);
 }
 
-/** `castsync user archive --idle-since DAY`: idle users archived to a folder, then removed (--dry-run: listed). */
+/**
+ * `castsync user archive --idle-since DAY`: idle users archived (kept in the database, a copy in --dir or
+ * ARCHIVE_DIR when set), then removed (--dry-run: listed).
+ */
 function userArchive(user: Command): void {
   user
     .command('archive')
     .alias('archive-idle')
     .requiredOption('--idle-since <date>', 'archive the users last active before this day (YYYY-MM-DD, UTC)')
-    .option('--dir <dir>', 'the folder the archives go to, one NAME.json each (default: ARCHIVE_DIR)')
+    .option('--dir <dir>', 'also write a copy of each archive to this folder, NAME.json (default: ARCHIVE_DIR if set)')
     .option('--dry-run', 'list the idle users, change nothing')
     .description(
-      "write each idle user's archive (what export writes) to a folder, read it back, and only then remove the " +
-        'user; their sign-in then says the account is archived, and users restore brings it back',
+      "keep each idle user's archive (what export writes) in the database, read it back, and only then remove " +
+        'the user; their sign-in then says the account is archived, and users restore brings it back',
     )
     .action(async (opts: { idleSince: string; dir?: string; dryRun?: boolean }) => {
       const before = parseDate(opts.idleSince);
-      const dir = folderOf(opts.dir);
+      const dir = opts.dir ?? loadConfig().archiveDir;
       const dryRun = opts.dryRun === true;
       const each = (o: transfer.Outcome) =>
         console.log(
           o.removed
-            ? `Archived ${o.username} (last active ${day(o.lastActive)}): ${counted(o.counts)} in ${o.file}`
+            ? `Archived ${o.username} (last active ${day(o.lastActive)}): ${counted(o.counts)} ${keptIn(o.file)}`
             : `Left ${o.username} as they are: active while being archived`,
         );
       const run = await withDatabase((ctx) => transfer.archiveIdle(ctx, { before, dir, dryRun, each }));
       const n = run.idle.length;
       const accounts = `${n} account${n === 1 ? '' : 's'} idle since ${day(before)}`;
+      const into = dir === undefined ? 'in the database' : `in the database, with copies in ${dir}`;
       if (dryRun) {
-        console.log(`Dry run: nothing was changed. ${accounts} would be archived into ${dir}${n > 0 ? ':' : ''}`);
+        console.log(`Dry run: nothing was changed. ${accounts} would be archived ${into}${n > 0 ? ':' : ''}`);
         for (const u of run.idle) console.log(`  ${u.username}\tlast active ${u.lastActive.toISOString()}`);
       } else {
-        console.log(`${run.outcomes.filter((o) => o.removed).length} of ${accounts} archived into ${dir}`);
+        console.log(`${run.outcomes.filter((o) => o.removed).length} of ${accounts} archived ${into}`);
       }
     });
 }
@@ -75,7 +75,7 @@ function userRestore(user: Command): void {
   user
     .command('restore')
     .argument('<name>', 'the archived user')
-    .option('--dir <dir>', 'the folder of the archive, NAME.json in it (default: where it was archived to)')
+    .option('--dir <dir>', 'the folder of the archive, NAME.json in it (default: the archive kept in the database)')
     .option('--file <file>', 'the archive file itself')
     .description("bring an archived user back as they were, from their archive; also a user's archive into a new user")
     .action(async (name: string, opts: { dir?: string; file?: string }) => {
@@ -86,7 +86,11 @@ function userRestore(user: Command): void {
       const done = await withDatabase((ctx) =>
         transfer.restoreArchived(ctx, name, { file, keep, progress }).finally(progress.end),
       );
-      printSummary(done.summary, `the archive ${done.file}`, name);
+      printSummary(
+        done.summary,
+        done.file === undefined ? 'the archive kept in the database' : `the archive ${done.file}`,
+        name,
+      );
       if (done.how === 'new') {
         console.log(`${name} had no archived account: made without a password (castsync user passwd ${name})`);
       } else if (done.hasPassword) {
@@ -101,11 +105,12 @@ function userRestore(user: Command): void {
 function userArchived(user: Command): void {
   user
     .command('archived')
-    .description('list the archived users: when archived, last active, and their archive file')
+    .description('list the archived users: when archived, last active, and where their archive is kept')
     .action(async () => {
       const rows = await withDatabase((ctx) => auth.archivedAccounts(ctx.db));
       for (const r of rows) {
-        console.log(`${r.username}\tarchived ${day(r.archivedAt)}\tlast active ${day(r.lastActive)}\t${r.file}`);
+        const where = r.inDatabase ? keptIn(r.file) : `in ${r.file}`;
+        console.log(`${r.username}\tarchived ${day(r.archivedAt)}\tlast active ${day(r.lastActive)}\t${where}`);
       }
     });
 }
@@ -115,9 +120,13 @@ function userForgetArchived(user: Command): void {
   user
     .command('forget-archived')
     .argument('<name>')
-    .description('forget an archived user, so that the name is free again (the archive file stays, for import archive)')
-    .action(async (name: string) => {
-      await withDatabase((ctx) => auth.forgetArchived(ctx, name));
-      console.log(`The archived account ${name} is forgotten; its name is free`);
+    .option('--file <file>', 'write the archive the database keeps to this file first (required when it keeps one)')
+    .description(
+      'forget an archived user, so that the name is free again (its archive kept in a file, for import archive)',
+    )
+    .action(async (name: string, opts: { file?: string }) => {
+      await withDatabase((ctx) => transfer.forgetArchived(ctx, name, opts.file));
+      const kept = opts.file === undefined ? '' : `; its archive is in ${opts.file}`;
+      console.log(`The archived account ${name} is forgotten; its name is free${kept}`);
     });
 }

@@ -40,7 +40,7 @@ export async function userIdOf(ctx: Ctx, name: string): Promise<number> {
   const archived = await archivedAccount(ctx.db, name);
   if (archived === undefined) throw new InvalidInput(`No user ${name}`);
   throw new InvalidInput(
-    `No user ${name}: archived on ${archived.archivedAt.toISOString().slice(0, 10)} to ${archived.file} ` +
-      `(castsync users restore ${name} brings it back)`,
+    `No user ${name}: archived on ${archived.archivedAt.toISOString().slice(0, 10)}` +
+      `${archived.file === null ? '' : ` to ${archived.file}`} (castsync users restore ${name} brings it back)`,
   );
 }

@@ -20,7 +20,7 @@ export {
   readGpodderArchiveFile,
 } from './gpodder-archive';
 export type { ArchiveLimits } from './gpodder-archive';
-export { archiveFile, archiveIdle, idleTasks, restoreArchived } from './idle';
+export { archiveFile, archiveIdle, checkArchiveFolder, forgetArchived, idleTasks, restoreArchived } from './idle';
 export type { Outcome } from './idle';
 export { complete } from './import';
 export type { Summary } from './import';

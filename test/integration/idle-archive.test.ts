@@ -6,11 +6,13 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import * as archiving from '../../src/auth/archiving';
 import { signInVouched } from '../../src/auth/identities';
@@ -21,6 +23,7 @@ import {
   archiveIdle,
   archiveText,
   exportArchive,
+  forgetArchived,
   parseArchive,
   restoreArchived,
   runImport,
@@ -29,8 +32,9 @@ import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { rowsOfUser } from '../helpers/db';
 import { csrfOf } from '../helpers/web';
 
-// Idle accounts (docs/idle-accounts.md): an idle user's archive written and read back before the user is
-// removed, their sign-in answered with how to bring the account back, and the restore as it was.
+// Idle accounts (docs/idle-accounts.md): an idle user's archive kept in the database (a copy in a folder
+// when asked) and read back before the user is removed, their sign-in answered with how to bring the
+// account back, and the restore as it was, by any instance: none needs the folder of another.
 
 let t: TestApp;
 let admin: Pick<TestApp, 'db' | 'authCache'>;
@@ -124,20 +128,30 @@ async function plainIdleUser(prefix: string): Promise<TestUser> {
   return u;
 }
 
-/** Every one of the users is archived to DIR/NAME.json, the file is there and theirs, and the restore brings them back. */
+/**
+ * Every one of the users is archived, in the database with a copy in DIR/NAME.json that is there and
+ * theirs, and the restore brings them back from the database.
+ */
 async function expectRestorable(users: TestUser[], dir: string): Promise<void> {
   for (const u of users) {
     const file = path.join(dir, `${u.name}.json`);
-    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file });
-    expect(existsSync(file)).toBe(true);
+    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file, inDatabase: true });
+    expect(parseArchive(readFileSync(file, 'utf8')).user).toBe(u.name);
     const back = await restoreArchived(admin, u.name, restoreOpts);
-    expect(back).toMatchObject({ how: 'revived', file });
+    expect(back).toMatchObject({ how: 'revived', file: undefined });
     expect([back.summary.feeds.added, back.summary.actions.added]).toEqual([1, 1]);
   }
 }
 
+/** What archiveUser is given to keep, as an archive run gives it, the read back accepting what it reads. */
+const keeping = async (u: TestUser, file: string | null = null): Promise<archiving.Kept> => ({
+  archive: gzipSync(archiveText(await exportArchive(t.db, u.id, u.name))),
+  file,
+  readBack: async () => undefined,
+});
+
 describe('archive and restore', () => {
-  test('an idle user: archive written and read back, then the user removed; the restore brings everything back as it was', async () => {
+  test('an idle user: archive kept in the database (a copy in a folder) and read back, then the user removed; restored as it was by an instance without that folder', async () => {
     const u = await busyUser('idle');
     const active = await busyUser('active');
     const before = await content(u.id, u.name);
@@ -163,18 +177,23 @@ describe('archive and restore', () => {
         counts: { subscriptions: 3, actions: 3, devices: 1, favourites: 1, queue: 2 },
       }),
     ]);
-    // The file is the archive castsync export writes, readable by its owner only; no temporary file stays.
-    expect({ ...parseArchive(readFileSync(file, 'utf8')), exported_at: '' }).toEqual(raw);
+    // The database keeps the archive castsync export writes; the copy is that same text, readable by its
+    // owner only; no temporary file stays.
+    const stored = gunzipSync((await archiving.storedArchive(t.db, u.name))!).toString('utf8');
+    expect({ ...parseArchive(stored), exported_at: '' }).toEqual(raw);
+    expect(readFileSync(file, 'utf8')).toBe(stored);
     expect(readdirSync(dir)).toEqual([`${u.name}.json`]);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     // Nothing of the user is left but the archived account; the active user is as they were.
     expect(await rowsOf(u.id)).toEqual({});
-    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ username: u.name, file });
+    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ username: u.name, file, inDatabase: true });
     expect(await content(active.id, active.name)).toEqual(activeBefore);
     expect((await as(t, active).get('/v1/subscriptions')).status).toBe(200);
 
+    // Another instance (another pod) does not see this one's folder: the restore reads the database.
+    rmSync(dir, { recursive: true });
     const back = await restoreArchived(admin, u.name, restoreOpts);
-    expect(back).toMatchObject({ how: 'revived', hasPassword: true, appPasswords: 1, file });
+    expect(back).toMatchObject({ how: 'revived', hasPassword: true, appPasswords: 1, file: undefined });
     expect(back.summary.actions).toMatchObject({ total: 3, added: 3, refused: [] });
     expect(await content(back.userId, u.name)).toEqual(before);
     expect(await archiving.archivedAccount(t.db, u.name)).toBeUndefined();
@@ -192,17 +211,7 @@ describe('archive and restore', () => {
     await expect(restoreArchived(admin, fresh.name, { ...restoreOpts, file })).rejects.toThrow(
       `${file} is the archive of ${u.name}, not of ${fresh.name}`,
     );
-    const summary = await runImport(
-      t.db,
-      fresh.id,
-      { source: 'archive', document: readFileSync(file, 'utf8') },
-      {
-        dryRun: false,
-        policy: { allowPrivate: false, allowCidrs: [] },
-        limits: { timeoutMs: 1000, maxBytes: 1e6, totalMs: 1000, totalBytes: 1e6 },
-        ...restoreOpts,
-      },
-    );
+    const summary = await importFile(fresh.id, file);
     expect(summary.feeds).toMatchObject({ total: 3, added: 3 });
     expect({ ...(await content(fresh.id, fresh.name)), user: u.name }).toEqual(before);
   });
@@ -263,12 +272,12 @@ describe('archive and restore', () => {
     expect(found).toBeDefined();
     // A write after the archive was read: the stamp it found is not the user's any more.
     await as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, { add: ['https://idle.example/new'], remove: [] });
-    expect(await archiving.archiveUser(admin, found!, IDLE_SINCE, '/nowhere.json')).toBe(false);
+    expect(await archiving.archiveUser(admin, found!, IDLE_SINCE, await keeping(u))).toBe(false);
     // A sign-in after it (a new session), with the stamp as it was: active again.
     await makeIdle(u.id);
     const [again] = (await archiving.idleUsers(t.db, IDLE_SINCE)).filter((i) => i.username === u.name);
     await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password }).expect(200);
-    expect(await archiving.archiveUser(admin, again!, IDLE_SINCE, '/nowhere.json')).toBe(false);
+    expect(await archiving.archiveUser(admin, again!, IDLE_SINCE, await keeping(u))).toBe(false);
     expect(await archiving.archivedAccount(t.db, u.name)).toBeUndefined();
     expect((await rowsOf(u.id)).episode_actions).toBe(3);
   });
@@ -304,7 +313,7 @@ describe('archive and restore', () => {
       if (idle.username === first.name) {
         const [other] = (await archiving.idleUsers(t.db, IDLE_SINCE)).filter((i) => i.username === second.name);
         writeFileSync(secondFile, archiveText(await exportArchive(t.db, second.id, second.name)));
-        expect(await real(ctx, other!, before, secondFile)).toBe(true);
+        expect(await real(ctx, other!, before, await keeping(second, secondFile))).toBe(true);
       }
       return real(ctx, idle, before, file);
     });
@@ -374,10 +383,11 @@ describe('archive and restore', () => {
     await expectRestorable([first, second], dir);
   });
 
-  test('a restore whose file is gone says so, changes nothing, and the archived account stays', async () => {
+  test('an account archived by an earlier release (its file only): a restore whose file is gone says so, changes nothing, and the archived account stays', async () => {
     const u = await plainIdleUser('lost');
     const dir = folder();
     await archiveIdle(admin, { before: IDLE_SINCE, dir });
+    await t.db.query('UPDATE archived_accounts SET archive = NULL WHERE username = $1', [u.name]);
     const file = path.join(dir, `${u.name}.json`);
     const moved = path.join(folder(), 'moved.json');
     renameSync(file, moved);
@@ -387,9 +397,49 @@ describe('archive and restore', () => {
       `Cannot restore ${u.name}: there is no file ${file}. Nothing was changed, and ${u.name} stays archived; ` +
         `if the file was moved, name it: castsync users restore ${u.name} --file FILE`,
     );
-    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file });
+    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file, inDatabase: false });
     expect((await t.db.query('SELECT 1 FROM users WHERE username = $1', [u.name])).rowCount).toBe(0);
     expect(await restoreArchived(admin, u.name, { ...restoreOpts, file: moved })).toMatchObject({ how: 'revived' });
+  });
+
+  test('an archive that does not read back from the database removes nothing: the transaction is rolled back', async () => {
+    const u = await plainIdleUser('garbled');
+    const rows = await rowsOf(u.id);
+    const real = archiving.archiveUser;
+    // What the database would give back, were it not what was written.
+    const archiveUser = jest
+      .spyOn(archiving, 'archiveUser')
+      .mockImplementation(async (ctx, idle, before, kept) =>
+        real(ctx, idle, before, { ...kept, readBack: () => kept.readBack(gzipSync('{"format": "other"}')) }),
+      );
+    try {
+      await expect(archiveIdle(admin, { before: IDLE_SINCE })).rejects.toThrow(
+        `The archive of ${u.name} did not read back from the database: nothing of ${u.name} was removed`,
+      );
+    } finally {
+      archiveUser.mockRestore();
+    }
+    expect(await rowsOf(u.id)).toEqual(rows);
+    expect(await archiving.archivedAccount(t.db, u.name)).toBeUndefined();
+    await t.db.query('UPDATE users SET last_change = now() WHERE id = $1', [u.id]);
+  });
+
+  test('an archived account is forgotten only once its archive is kept in a file, which import archive takes', async () => {
+    const u = await plainIdleUser('forgot');
+    const before = await content(u.id, u.name);
+    await archiveIdle(admin, { before: IDLE_SINCE });
+    expect(await archiving.archivedAccount(t.db, u.name)).toMatchObject({ file: null, inDatabase: true });
+    await expect(forgetArchived(admin, u.name, undefined)).rejects.toThrow(
+      `The archive of ${u.name} is kept in the database only: name a file to keep it in ` +
+        `(castsync users forget-archived ${u.name} --file FILE); nothing was changed`,
+    );
+    expect(await archiving.archivedAccount(t.db, u.name)).toBeDefined();
+    const file = path.join(folder(), 'kept.json');
+    await forgetArchived(admin, u.name, file);
+    expect(await archiving.archivedAccount(t.db, u.name)).toBeUndefined();
+    const fresh = await t.user('forgotten');
+    await importFile(fresh.id, file);
+    expect({ ...(await content(fresh.id, fresh.name)), user: u.name }).toEqual(before);
   });
 
   test('a dry run lists the idle users and changes nothing; a date to come is refused', async () => {
@@ -404,6 +454,20 @@ describe('archive and restore', () => {
     await expect(archiveIdle(admin, { before: new Date(Date.now() + 60_000), dir })).rejects.toThrow('not in the past');
   });
 });
+
+/** `import archive FILE` into the user. */
+const importFile = (userId: number, file: string) =>
+  runImport(
+    t.db,
+    userId,
+    { source: 'archive', document: readFileSync(file, 'utf8') },
+    {
+      dryRun: false,
+      policy: { allowPrivate: false, allowCidrs: [] },
+      limits: { timeoutMs: 1000, maxBytes: 1e6, totalMs: 1000, totalBytes: 1e6 },
+      ...restoreOpts,
+    },
+  );
 
 /** Writes the user's archive to a file, as castsync export does: its name. */
 async function writtenArchive(u: TestUser): Promise<string> {
@@ -425,8 +489,8 @@ describe('signing in to an archived account', () => {
       { createUsers: false },
     );
     await makeIdle(u.id);
-    const run = await archiveIdle(admin, { before: IDLE_SINCE, dir: folder() });
-    expect(run.outcomes.find((o) => o.username === u.name)?.removed).toBe(true);
+    const run = await archiveIdle(admin, { before: IDLE_SINCE });
+    expect(run.outcomes.find((o) => o.username === u.name)).toMatchObject({ removed: true, file: null });
   });
 
   test('the web page says the account is archived and how to bring it back; a wrong password learns nothing', async () => {

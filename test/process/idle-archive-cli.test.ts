@@ -8,10 +8,11 @@ import { ARCHIVE_IDLE_TASK, idleTasks } from '../../src/transfer/idle';
 import { restoreArchived } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
-import { cliAsync, cliWatched } from '../helpers/process';
+import { basicAuth, call, cliAsync, cliWatched, startServer, stopServer } from '../helpers/process';
 
 // castsync users archive and users restore as an administrator runs them: what they print, the exit status,
-// and the archive file as `import archive` takes it.
+// and the archive's copy as `import archive` takes it; the nightly job of a worker instance keeping the
+// archives in the database, where another instance restores them.
 
 let t: TestApp;
 let env: Record<string, string>;
@@ -40,7 +41,7 @@ async function idleUser(prefix = 'cliidle'): Promise<TestUser> {
 const exists = async (name: string) =>
   (await t.db.query('SELECT 1 FROM users WHERE username = $1', [name])).rowCount === 1;
 
-test('archive: a dry run, a folder that cannot take the file (exit 1, nothing removed), then the archive; restore; import archive into a new user', async () => {
+test('archive with copies in a folder: a dry run, a folder that cannot take the file (exit 1, nothing removed), then the archive; restore; import archive of the copy into a new user', async () => {
   const u = await idleUser();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-idle-'));
   const file = path.join(dir, `${u.name}.json`);
@@ -50,14 +51,9 @@ test('archive: a dry run, a folder that cannot take the file (exit 1, nothing re
   expect(dry).toEqual({
     status: 0,
     stdout:
-      `Dry run: nothing was changed. 1 account idle since 2024-01-01 would be archived into ${dir}:\n` +
-      `  ${u.name}\tlast active 2023-01-01T00:00:00.000Z\n`,
+      `Dry run: nothing was changed. 1 account idle since 2024-01-01 would be archived in the database, ` +
+      `with copies in ${dir}:\n  ${u.name}\tlast active 2023-01-01T00:00:00.000Z\n`,
     stderr: '',
-  });
-  expect(await cliAsync(['users', 'archive', '--idle-since', '2024-01-01'], env)).toEqual({
-    status: 1,
-    stdout: '',
-    stderr: 'castsync: Name the folder of the archives: --dir DIR (or set ARCHIVE_DIR)\n',
   });
 
   mkdirSync(file);
@@ -75,14 +71,16 @@ test('archive: a dry run, a folder that cannot take the file (exit 1, nothing re
     status: 0,
     stdout:
       `Archived ${u.name} (last active 2023-01-01): 1 subscription records, 1 episode actions, 1 devices, ` +
-      `0 favourites, 0 in Up next in ${file}\n` +
-      `1 of 1 account idle since 2024-01-01 archived into ${dir}\n`,
+      `0 favourites, 0 in Up next kept in the database and in ${file}\n` +
+      `1 of 1 account idle since 2024-01-01 archived in the database, with copies in ${dir}\n`,
     stderr: '',
   });
   expect(await exists(u.name)).toBe(false);
   expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ format: 'castsync-archive', user: u.name });
   const listed = await cliAsync(['user', 'archived'], env);
-  expect(listed.stdout).toMatch(new RegExp(`^${u.name}\\tarchived \\d{4}-\\d{2}-\\d{2}\\tlast active 2023-01-01\\t`));
+  expect(listed.stdout).toMatch(
+    new RegExp(`^${u.name}\\tarchived \\d{4}-\\d{2}-\\d{2}\\tlast active 2023-01-01\\tkept in the database and in `),
+  );
   expect(await cliAsync(['export', u.name], env)).toMatchObject({
     status: 1,
     stderr: expect.stringMatching(`^castsync: No user ${u.name}: archived on .* \\(castsync users restore ${u.name}`),
@@ -94,7 +92,7 @@ test('archive: a dry run, a folder that cannot take the file (exit 1, nothing re
 
   const restored = await cliAsync(['users', 'restore', u.name], env);
   expect(restored).toMatchObject({ status: 0, stderr: '' });
-  expect(restored.stdout).toContain(`Imported the archive ${file} into ${u.name}:\n`);
+  expect(restored.stdout).toContain(`Imported the archive kept in the database into ${u.name}:\n`);
   expect(restored.stdout).toContain('  feeds: 1 new of 1');
   expect(restored.stdout).toContain('  actions: 1 new of 1');
   expect(
@@ -119,7 +117,7 @@ async function manyIdle(prefix: string, n = 40): Promise<TestUser[]> {
   return users;
 }
 
-/** Every user is archived, to DIR/NAME.json, the file is there, and the restore brings them back. */
+/** Every user is archived, with a copy in DIR/NAME.json that is there, and the restore brings them back. */
 async function expectRestorable(users: TestUser[], dir: string): Promise<void> {
   const admin = { db: t.db, authCache: t.authCache };
   const missing = users.filter((u) => !existsSync(path.join(dir, `${u.name}.json`))).map((u) => u.name);
@@ -170,10 +168,11 @@ test('the archive command while the nightly job runs: the job leaves the account
   await expectRestorable(users, dir);
 });
 
-test('a restore whose archive file is gone says so, with no stack trace, and the account stays archived', async () => {
+test('an account archived by an earlier release (its file only): a restore whose file is gone says so, with no stack trace, and the account stays archived', async () => {
   const u = await idleUser('clilost');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-lost-'));
   expect((await cliAsync(['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir], env)).status).toBe(0);
+  await t.db.query('UPDATE archived_accounts SET archive = NULL WHERE username = $1', [u.name]);
   const file = path.join(dir, `${u.name}.json`);
   const moved = path.join(dir, 'elsewhere.json');
   renameSync(file, moved);
@@ -186,4 +185,50 @@ test('a restore whose archive file is gone says so, with no stack trace, and the
   });
   expect((await cliAsync(['users', 'archived'], env)).stdout).toContain(`${u.name}\tarchived `);
   expect(await cliAsync(['users', 'restore', u.name, '--file', moved], env)).toMatchObject({ status: 0, stderr: '' });
+});
+
+test("the nightly job of a worker instance, without a folder, keeps the archives in the database: another instance's command restores them, and a web instance answers the archived sign-in", async () => {
+  const u = await idleUser('clinight');
+  const worker = await startServer({ ...env, WORKER: 'true', FEED_FETCH: 'false', ARCHIVE_IDLE_AFTER_DAYS: '365' });
+  const webOnly = await startServer({ ...env, WORKER: 'false', FEED_FETCH: 'false' });
+  try {
+    await t.db.query("SELECT graphile_worker.add_job('archive_idle_accounts')");
+    let archived;
+    for (let i = 0; i < 200 && !(archived = await archivedAccount(t.db, u.name)); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(archived).toMatchObject({ file: null, inDatabase: true });
+    const signIn = await call(webOnly.origin, 'GET', '/v1/subscriptions', basicAuth(u.name, u.password));
+    expect(signIn.status).toBe(401);
+    expect(signIn.body.message).toMatch(new RegExp(`^The account ${u.name} was archived on `));
+    expect((await cliAsync(['users', 'archived'], env)).stdout).toContain(`${u.name}\tarchived `);
+    expect(await cliAsync(['users', 'forget-archived', u.name], env)).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        `castsync: The archive of ${u.name} is kept in the database only: name a file to keep it in ` +
+        `(castsync users forget-archived ${u.name} --file FILE); nothing was changed\n`,
+    });
+    const restored = await cliAsync(['users', 'restore', u.name], env);
+    expect(restored).toMatchObject({ status: 0, stderr: '' });
+    expect(restored.stdout).toContain(`Imported the archive kept in the database into ${u.name}:\n`);
+    expect(restored.stdout).toContain('  actions: 1 new of 1');
+    expect(
+      (await call(webOnly.origin, 'GET', `/api/2/devices/${u.name}.json`, basicAuth(u.name, u.password))).status,
+    ).toBe(200);
+  } finally {
+    await Promise.all([stopServer(worker), stopServer(webOnly)]);
+  }
+});
+
+test('a worker that would write archive copies to a folder it cannot write to does not start', async () => {
+  const missing = path.join(os.tmpdir(), 'castsync-no-such-folder');
+  const start = startServer({
+    ...env,
+    WORKER: 'true',
+    FEED_FETCH: 'false',
+    ARCHIVE_IDLE_AFTER_DAYS: '365',
+    ARCHIVE_DIR: missing,
+  });
+  await expect(start).rejects.toThrow(`No folder ${missing} to write the archives to`);
 });

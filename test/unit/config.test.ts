@@ -85,7 +85,6 @@ describe('configuration', () => {
       { PASSWORD_LOGIN: 'false', TRUSTED_AUTH_HEADER: 'X-User', TRUSTED_PROXIES: '::1', ALLOW_REGISTRATION: 'true' },
       'ALLOW_REGISTRATION',
     ],
-    [{ ARCHIVE_IDLE_AFTER_DAYS: '365' }, 'ARCHIVE_DIR'],
     [{ ARCHIVE_IDLE_AFTER_DAYS: '0', ARCHIVE_DIR: '/srv/archives' }, 'ARCHIVE_IDLE_AFTER_DAYS'],
     [{ EPISODE_HISTORY_RETENTION_DAYS: 'a year' }, 'EPISODE_HISTORY_RETENTION_DAYS'],
   ])('%j is refused, naming %s', (env, name) => {
@@ -101,6 +100,11 @@ describe('configuration', () => {
     const c = load({ ARCHIVE_IDLE_AFTER_DAYS: '365', ARCHIVE_DIR: 'archives', EPISODE_HISTORY_RETENTION_DAYS: '90' });
     expect(c).toMatchObject({ archiveIdleAfterDays: 365, episodeHistoryRetentionDays: 90 });
     expect(c.archiveDir).toMatch(/^\/.*\/archives$/);
+    // The archives are kept in the database: a folder for their copies is not needed.
+    expect(load({ ARCHIVE_IDLE_AFTER_DAYS: '365' })).toMatchObject({
+      archiveIdleAfterDays: 365,
+      archiveDir: undefined,
+    });
   });
 
   test('OIDC with PUBLIC_URL needs no redirect URL of its own', () => {

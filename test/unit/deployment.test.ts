@@ -83,4 +83,42 @@ describe('the packaging people look for, checked by the tools that read it', () 
     });
     expect(docs.find((d) => d.kind === 'Service').spec.selector).toEqual(deployment.spec.selector.matchLabels);
   });
+
+  test('the highly available overlay renders: web replicas without the worker, a worker, probes on both, a PodDisruptionBudget', () => {
+    const docs = YAML.parseAllDocuments(run('kubectl', ['kustomize', 'deploy/kubernetes-ha'])).map((d) => d.toJS());
+    const of = (kind: string) => docs.filter((d) => d.kind === kind);
+    const deployment = (name: string) => of('Deployment').find((d) => d.metadata.name === name);
+    const env = (d: { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }) =>
+      d.spec.template.spec.containers[0]!.env;
+    const [web, worker] = [deployment('castsync'), deployment('castsync-worker')];
+    expect(of('Deployment')).toHaveLength(2);
+    expect(web.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(env(web)).toContainEqual({ name: 'WORKER', value: 'false' });
+    expect(worker.spec.replicas).toBeGreaterThanOrEqual(1);
+    expect(env(worker)).toContainEqual({ name: 'WORKER', value: 'true' });
+    for (const d of [web, worker]) {
+      const [container] = d.spec.template.spec.containers;
+      expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(container.startupProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      expect(env(d)).toContainEqual({
+        name: 'DATABASE_URL',
+        valueFrom: { secretKeyRef: { name: 'castsync', key: 'DATABASE_URL' } },
+      });
+      // One ConfigMap for both: a setting is written once.
+      expect(container.envFrom).toEqual([{ configMapRef: { name: of('ConfigMap')[0].metadata.name } }]);
+    }
+    expect(of('ConfigMap')).toHaveLength(1);
+    // The Service sends requests to the web pods alone; the PodDisruptionBudget keeps one of them up.
+    const [service] = of('Service');
+    expect(service.spec.selector).toEqual(web.spec.selector.matchLabels);
+    expect(service.spec.selector).not.toEqual(worker.spec.selector.matchLabels);
+    expect(web.spec.template.metadata.labels).toMatchObject(service.spec.selector);
+    expect(worker.spec.template.metadata.labels).not.toMatchObject(service.spec.selector);
+    const [pdb] = of('PodDisruptionBudget');
+    expect(pdb.apiVersion).toBe('policy/v1');
+    expect(pdb.spec.minAvailable).toBeGreaterThanOrEqual(1);
+    expect(pdb.spec.minAvailable).toBeLessThan(web.spec.replicas);
+    expect(pdb.spec.selector.matchLabels).toEqual(web.spec.selector.matchLabels);
+  });
 });
