@@ -78,9 +78,12 @@ test.each(pages)(
   async (name, where, who) => {
     const url = world.origin + where();
     const report = await audit(browsers[who]!, name.replace(/\W+/g, '-'), url);
-    // On failure, the scores, the metrics and every audit that did not pass, by id, title and value.
     const seen = { ...report, performanceAtLeast90: (report.scores.performance ?? 0) >= 0.9 };
-    console.log(JSON.stringify(seen));
+    const passed =
+      seen.performanceAtLeast90 && report.scores.accessibility === 1 && report.scores['best-practices'] === 1;
+    // The scores and metrics of every page; on failure, every audit that did not pass (id, title, value).
+    console.log(`${name}: ${JSON.stringify({ scores: report.scores, metrics: report.metrics })}`);
+    if (!passed) console.log(`${name}, the audits that did not pass:\n${JSON.stringify(report.failing, null, 1)}`);
     expect(seen).toEqual({
       ...seen,
       finalUrl: url,
