@@ -1,52 +1,13 @@
 // Draws the web app's icons (src/web/static/icon-*.png): a white play triangle in a circle on castsync's
 // blue; the maskable one keeps its drawing inside the central 80 % a launcher may cut to. Also the app
 // stores' icons (docs/listing/icon/, deploy/cloudron/logo.png: the sizes docs/listing/README.md lists) and
-// the same drawing as SVG. Written with node:zlib alone, so no image tool is needed:
+// the same drawing as SVG. Written with node:zlib alone (png.js), so no image tool is needed:
 // `node scripts/make-icons.mjs`.
 import { writeFileSync } from 'node:fs';
-import { deflateSync } from 'node:zlib';
+import { png } from './png.js';
 
 const BLUE = [29, 78, 216];
 const WHITE = [255, 255, 255];
-
-const crcTable = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-const crc32 = (buf) => {
-  let c = 0xffffffff;
-  for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-};
-const chunk = (type, data) => {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([length, body, crc]);
-};
-
-/** An RGB PNG of `size` pixels a side, each pixel's colour from `paint(x, y)` with x, y in 0..1. */
-function png(size, paint) {
-  const rows = [];
-  for (let y = 0; y < size; y++) {
-    const row = Buffer.alloc(1 + size * 3);
-    for (let x = 0; x < size; x++) row.set(paint((x + 0.5) / size, (y + 0.5) / size), 1 + x * 3);
-    rows.push(row);
-  }
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(size, 0);
-  header.writeUInt32BE(size, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(Buffer.concat(rows))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** The drawing at `scale` of the icon (1: the whole icon): a ring and a play triangle. */
 const drawing = (scale) => (x, y) => {

@@ -2,14 +2,10 @@ import path from 'node:path';
 import type { Response } from 'express';
 import { Eta } from 'eta';
 import { VERSION } from '../version';
-
-// Templates and static files live in src/web (the build compiles TypeScript only): found from dist/web
-// and from src/web alike.
-const webDir = path.resolve(__dirname, '..', '..', 'src', 'web');
-export const STATIC_DIR = path.join(webDir, 'static');
+import { asset, WEB_DIR } from './assets';
 
 /** eta: small, maintained, typed, escapes `<%= %>` output by default (docs/decisions/web-page.md). */
-const eta = new Eta({ views: path.join(webDir, 'views'), cache: true, autoEscape: true });
+const eta = new Eta({ views: path.join(WEB_DIR, 'views'), cache: true, autoEscape: true });
 
 /** A message shown at the top of a page: a success, or what went wrong. */
 export type Notice = { kind: 'ok' | 'error'; text: string };
@@ -21,6 +17,7 @@ export function render(res: Response, view: string, data: Record<string, unknown
     csrf: res.locals.csrf,
     section: view,
     version: VERSION,
+    asset,
     notices: [],
     ...data,
   });

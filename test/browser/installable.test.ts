@@ -38,6 +38,12 @@ test('installable: the manifest is valid, the worker active; offline shows the o
   )) as string[];
   expect(kept.every((p) => p.startsWith('/static/'))).toBe(true);
 
+  // The pages name the shell's files at versioned addresses (`?v=`): the kept ones answer for them offline.
+  const stylesheet = await page.$eval('link[rel="stylesheet"]', (l) => l.getAttribute('href'));
+  expect(stylesheet).toMatch(/^\/static\/style\.css\?v=/);
+  // (The browser's own cache would answer for them too: it is emptied, as a browser may.)
+  await cdp.send('Network.clearBrowserCache');
+
   // The server cannot be reached: a page is the offline page, styled by the kept stylesheet.
   // (The worker's own requests go offline through its target: the page's emulation does not reach them.)
   const worker = await page.browserContext().waitForTarget((x) => x.type() === 'service_worker');
@@ -54,6 +60,7 @@ test('installable: the manifest is valid, the worker active; offline shows the o
   await page.setOfflineMode(true);
   await page.goto(`${origin}/web/in-progress`);
   expect(await page.$eval('h1', (h) => h.textContent)).toBe('You are offline');
+  expect(await page.evaluate(`fetch(${JSON.stringify(stylesheet)}).then((r) => r.status)`)).toBe(200);
   await check(page, 'offline');
   await page.setOfflineMode(false);
   await network(false);

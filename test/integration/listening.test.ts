@@ -173,7 +173,7 @@ test("the web player's position reaches the gpodder and Nextcloud apps' next syn
   const { agent } = await signedInAgent(t.app, u.name, u.password);
   const id = await idOf('Two, without a guid');
   const page = await agent.get(`/web/episodes/${id}`);
-  expect(page.text).toContain('<script src="/static/player.js" defer></script>');
+  expect(page.text).toMatch(/<script src="\/static\/player\.js\?v=[\w-]+" defer><\/script>/);
   expect(page.text).toContain(`data-save="/web/episodes/${id}/position"`);
   const saved = await agent
     .post(`/web/episodes/${id}/position`)

@@ -44,6 +44,7 @@ self.addEventListener('fetch', (event) => {
   if (request.mode === 'navigate') {
     event.respondWith(caches.match('/static/offline.html'));
   } else if (FILES.includes(url.pathname)) {
-    event.respondWith(caches.match(request).then((kept) => kept ?? fetch(request)));
+    // Pages name the files at versioned addresses (`?v=`); the shell keeps each at its plain one.
+    event.respondWith(caches.match(request, { ignoreSearch: true }).then((kept) => kept ?? fetch(request)));
   }
 });
