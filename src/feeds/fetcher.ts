@@ -128,7 +128,8 @@ async function fetchOne(
       await repo.saveFetched(tx, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
       const added = facts ? await repo.saveItems(tx, feed.url_hash, facts.items) : [];
       const firstFetch = feed.fetched_at === null;
-      if (newItems && added.length > 0) await newItems(tx, { hash: feed.url_hash, url: feed.feed_url, firstFetch }, added);
+      if (newItems && added.length > 0)
+        await newItems(tx, { hash: feed.url_hash, url: feed.feed_url, firstFetch }, added);
     });
     if (move) log.info({ movedTo: urlForLog(move.to), source: move.source }, 'feed moved');
     await applyLearnt(db, log, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, move);
@@ -229,9 +230,7 @@ const LOOK_MS = 1000;
  * of the users table, and a query per user who changed something; at most a twentieth of the time, so
  * every 2 s at 150,000 users, `pacedLooks`) and for due feeds (one probe of an index). It needs no word from the request that subscribed, so it finds what other processes wrote too.
  */
-export function feedTasks(
-  ctx: FetchContext & { config: Config; foreground: Foreground },
-): TaskList {
+export function feedTasks(ctx: FetchContext & { config: Config; foreground: Foreground }): TaskList {
   const settings = fetcherSettings(ctx.config);
   const stopping = new AbortController();
   let [looking, running] = [false, false];

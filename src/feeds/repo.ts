@@ -208,7 +208,10 @@ type SavedRow = {
  * Returns the items that were added (a row's xmax is 0 only when this statement inserted it).
  */
 export async function saveItems(db: Queryable, hash: string, items: FeedItem[]): Promise<NewItem[]> {
-  const r = await db.query<SavedRow>(SAVE_ITEMS, [hash, ...ITEM_FIELDS.map(([, , pick]) => arrayLiteral(items.map(pick)))]);
+  const r = await db.query<SavedRow>(SAVE_ITEMS, [
+    hash,
+    ...ITEM_FIELDS.map(([, , pick]) => arrayLiteral(items.map(pick))),
+  ]);
   return r.rows
     .filter((row) => row.inserted)
     .map((row) => ({

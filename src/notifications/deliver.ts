@@ -75,7 +75,8 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
   if (answer === undefined) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
   const outcome = outcomeOf(d, answer);
   if (outcome.status === 'gone') await pushRepo.removeSubscription(tx, d.user_id, { id: d.channel.slice(5) });
-  if (outcome.status !== 'sent') log.info({ userId: d.user_id, channel: d.channel, ...outcome }, 'notification not sent');
+  if (outcome.status !== 'sent')
+    log.info({ userId: d.user_id, channel: d.channel, ...outcome }, 'notification not sent');
   await repo.settle(tx, d, outcome);
 }
 

@@ -41,10 +41,11 @@ export async function removeSubscription(
   userId: number,
   by: { id?: string; endpoint?: string },
 ): Promise<boolean> {
-  const r = await db.query(
-    'DELETE FROM push_subscriptions WHERE user_id = $1 AND (id = $2::bigint OR endpoint = $3)',
-    [userId, by.id ?? null, by.endpoint ?? null],
-  );
+  const r = await db.query('DELETE FROM push_subscriptions WHERE user_id = $1 AND (id = $2::bigint OR endpoint = $3)', [
+    userId,
+    by.id ?? null,
+    by.endpoint ?? null,
+  ]);
   return (r.rowCount ?? 0) > 0;
 }
 

@@ -53,7 +53,13 @@ export async function noteEvents(
   db: Queryable,
   feedHash: string,
   subscribers: { userIds: number[]; since: Date[] },
-  items: { ids: string[]; keys: string[]; titles: (string | null)[]; enclosures: (string | null)[]; published: (Date | null)[] },
+  items: {
+    ids: string[];
+    keys: string[];
+    titles: (string | null)[];
+    enclosures: (string | null)[];
+    published: (Date | null)[];
+  },
 ): Promise<number> {
   const r = await db.query<{ n: number }>(
     `WITH subscribers AS (SELECT * FROM unnest($2::bigint[], $3::timestamptz[]) AS s (user_id, since)),

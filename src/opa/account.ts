@@ -75,7 +75,11 @@ export function accountRoutes(ctx: ApiContext, user: RequestHandler): Router {
     '/account/notifications/test',
     {
       post: async (req, res) => {
-        const outcome = await notifications.sendTest(ctx.db, currentUser(req), notifications.deliverySettings(ctx.config));
+        const outcome = await notifications.sendTest(
+          ctx.db,
+          currentUser(req),
+          notifications.deliverySettings(ctx.config),
+        );
         res.json(outcome);
       },
     },

@@ -90,7 +90,9 @@ const deliver = () => notifications.deliverDue({ db: t.db, logger }, settings())
 async function subscribed(name: string, first: Item[], hook: string): Promise<{ u: TestUser; guid: string }> {
   feeds.set(name, first);
   const u = await t.user(name);
-  const posted = await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url(`/feeds/${name}`) }] });
+  const posted = await as(t, u).post('/v1/subscriptions', {
+    subscriptions: [{ feed_url: server.url(`/feeds/${name}`) }],
+  });
   await notifications.setNotificationSettings(t.db, u.id, { url: hook }, fetcherSettings(t.config).policy);
   await fetchAll();
   return { u, guid: posted.body.success[0].guid as string };
@@ -260,4 +262,42 @@ test('the address policy refuses a private webhook URL, as it refuses a private 
   await notifications.setNotificationSettings(t.db, u.id, { url: 'http://localhost:9/hook' }, strict);
   const answer = await notifications.sendTest(t.db, u.id, { ...settings(), policy: strict });
   expect(answer).toEqual({ ok: false, answer: expect.stringMatching(/refused address/) });
+});
+
+test('the settings over /v1/account/settings: read, changed, a private URL refused; in the OpenAPI document', async () => {
+  const u = await t.user('v1');
+  const api = as(t, u);
+  const before = await api.get('/v1/account/settings');
+  expect(before.status).toBe(200);
+  expect(before.body).toEqual({
+    notifications: { enabled: true, url: null, kind: 'webhook', browsers: 0, daily_limit: 20 },
+  });
+  const changed = await api.patch('/v1/account/settings', {
+    notifications: { url: 'https://ntfy.example/my-topic', kind: 'ntfy' },
+  });
+  expect(changed.status).toBe(200);
+  expect(changed.body.notifications).toMatchObject({
+    enabled: true,
+    url: 'https://ntfy.example/my-topic',
+    kind: 'ntfy',
+  });
+  expect(
+    (await api.patch('/v1/account/settings', { notifications: { enabled: false } })).body.notifications,
+  ).toMatchObject({ enabled: false, url: 'https://ntfy.example/my-topic' });
+  const strict = await testApp();
+  try {
+    const w = await strict.user('strict');
+    const refused = await as(strict, w).patch('/v1/account/settings', {
+      notifications: { url: 'http://192.168.0.9/x' },
+    });
+    expect(refused.status).toBe(405);
+    expect(refused.body.message).toMatch(/private address/);
+  } finally {
+    await strict.close();
+  }
+  expect((await api.patch('/v1/account/settings', { notifications: { colour: 'red' } })).status).toBe(405);
+  const doc = await api.get('/openapi.json');
+  expect(Object.keys(doc.body.paths)).toEqual(
+    expect.arrayContaining(['/v1/account/settings', '/v1/account/notifications/test']),
+  );
 });
