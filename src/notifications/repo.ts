@@ -26,9 +26,10 @@ export async function saveSettings(db: Queryable, userId: number, s: SettingsRow
 
 /** The keys of the feeds the person turned notifications off for. */
 export async function mutedFeeds(db: Queryable, userId: number): Promise<string[]> {
-  const r = await db.query<{ feed_hash: string }>('SELECT feed_hash FROM notification_mutes WHERE user_id = $1', [
-    userId,
-  ]);
+  const r = await db.query<{ feed_hash: string }>(
+    "SELECT replace(feed_hash::text, '-', '') AS feed_hash FROM notification_mutes WHERE user_id = $1",
+    [userId],
+  );
   return r.rows.map((row) => row.feed_hash);
 }
 
