@@ -65,6 +65,16 @@ async function receiver() {
   };
 }
 
+/** A test with a webhook receiver of its own, closed after it. */
+const withHook = (fn: (hook: Awaited<ReturnType<typeof receiver>>) => Promise<void>) => async () => {
+  const hook = await receiver();
+  try {
+    await fn(hook);
+  } finally {
+    await hook.close();
+  }
+};
+
 beforeAll(async () => {
   t = await testApp(LOOPBACK);
   server = await feedServer({
@@ -105,9 +115,9 @@ const item = (guid: string, ageSeconds = 0): Item => ({
 const deliveries = async (u: TestUser) =>
   (await t.db.query('SELECT status, attempts FROM notification_deliveries WHERE user_id = $1', [u.id])).rows;
 
-test('a feed gains an item: the webhook receives one POST naming it, once', async () => {
-  const hook = await receiver();
-  try {
+test(
+  'a feed gains an item: the webhook receives one POST naming it, once',
+  withHook(async (hook) => {
     const { u } = await subscribed('gains', [item('g0', 3600)], hook.url);
     feeds.get('gains')!.push(item('g1'));
     await fetchAll();
@@ -122,28 +132,24 @@ test('a feed gains an item: the webhook receives one POST naming it, once', asyn
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(1);
     expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 1 }]);
-  } finally {
-    await hook.close();
-  }
-});
+  }),
+);
 
-test("a feed's first fetch and an item older than the subscription send nothing", async () => {
-  const hook = await receiver();
-  try {
+test(
+  "a feed's first fetch and an item older than the subscription send nothing",
+  withHook(async (hook) => {
     const { u } = await subscribed('first', [item('f0'), item('f1')], hook.url);
     feeds.get('first')!.push(item('f-old', 7 * 86400));
     await fetchAll();
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(0);
     expect(await deliveries(u)).toEqual([]);
-  } finally {
-    await hook.close();
-  }
-});
+  }),
+);
 
-test('a feed turned off, or all notifications off, sends nothing; turned on again, it does', async () => {
-  const hook = await receiver();
-  try {
+test(
+  'a feed turned off, or all notifications off, sends nothing; turned on again, it does',
+  withHook(async (hook) => {
     const { u, guid } = await subscribed('muted', [item('m0', 3600)], hook.url);
     await notifications.setFeedNotifications(t.db, u.id, guid, false);
     feeds.get('muted')!.push(item('m1'));
@@ -160,14 +166,12 @@ test('a feed turned off, or all notifications off, sends nothing; turned on agai
     await fetchAll();
     expect(await deliver()).toBe(1);
     expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode m3']]);
-  } finally {
-    await hook.close();
-  }
-});
+  }),
+);
 
-test('several new items of one fetch are one message; a failed POST is retried later, with the same key', async () => {
-  const hook = await receiver();
-  try {
+test(
+  'several new items of one fetch are one message; a failed POST is retried later, with the same key',
+  withHook(async (hook) => {
     const { u } = await subscribed('batch', [item('b0', 3600)], hook.url);
     feeds.get('batch')!.push(item('b1'), item('b2'), item('b3'));
     await fetchAll();
@@ -184,14 +188,12 @@ test('several new items of one fetch are one message; a failed POST is retried l
     expect(hook.got[1]!.body.title).toBe('3 new episodes of Show batch');
     expect(hook.got[1]!.body.episodes.map((e) => e.title)).toEqual(['Episode b1', 'Episode b2', 'Episode b3']);
     expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 2 }]);
-  } finally {
-    await hook.close();
-  }
-});
+  }),
+);
 
-test('at most NOTIFY_DAILY_LIMIT messages a day per person: the next batch is dropped', async () => {
-  const hook = await receiver();
-  try {
+test(
+  'at most NOTIFY_DAILY_LIMIT messages a day per person: the next batch is dropped',
+  withHook(async (hook) => {
     const { u } = await subscribed('limit', [item('l0', 3600)], hook.url);
     const one = { ...settings(), dailyLimit: 1 };
     feeds.get('limit')!.push(item('l1'));
@@ -203,10 +205,8 @@ test('at most NOTIFY_DAILY_LIMIT messages a day per person: the next batch is dr
     expect(hook.got).toHaveLength(1);
     const statuses = (await deliveries(u)).map((d) => d.status).sort();
     expect(statuses).toEqual(['dropped', 'sent']);
-  } finally {
-    await hook.close();
-  }
-});
+  }),
+);
 
 /** The delivery job in a process of its own (the built code), to be killed. */
 function workerProcess() {
@@ -223,9 +223,9 @@ function workerProcess() {
   return spawn(process.execPath, ['-e', script], { cwd: root, stdio: 'ignore' });
 }
 
-test('a worker killed mid-delivery: after the restart the POST comes again with the same key, then never again', async () => {
-  const hook = await receiver();
-  try {
+test(
+  'a worker killed mid-delivery: after the restart the POST comes again with the same key, then never again',
+  withHook(async (hook) => {
     const { u } = await subscribed('crash', [item('c0', 3600)], hook.url);
     feeds.get('crash')!.push(item('c1'));
     await fetchAll();
@@ -247,10 +247,8 @@ test('a worker killed mid-delivery: after the restart the POST comes again with 
     expect(new Set(hook.got.map((g) => g.key)).size).toBe(1);
     expect(hook.got.map((g) => g.body.episodes[0]!.title)).toEqual(['Episode c1', 'Episode c1']);
     expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 1 }]);
-  } finally {
-    await hook.close();
-  }
-});
+  }),
+);
 
 test('the address policy refuses a private webhook URL, as it refuses a private feed', async () => {
   const u = await t.user('private');

@@ -1,10 +1,16 @@
 import crypto from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { backup, restore } from '../../src/cli/backup-restore';
 import http from 'node:http';
 import type net from 'node:net';
 import pino from 'pino';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import * as notifications from '../../src/notifications/service';
 import { as, testApp, type TestApp } from '../helpers/app';
+import { emptyDatabase } from '../helpers/db';
 import { feedServer } from '../helpers/feed-server';
 
 // Web Push end to end on loopback: the test is the browser (a P-256 key pair and an auth secret, as
@@ -144,6 +150,37 @@ test('the VAPID key pair is made once and kept in the database', async () => {
   expect(await notifications.vapidPublicKey(t.db)).toBe(first);
   const kept = await t.db.query('SELECT public_key FROM vapid_keys');
   expect(kept.rows).toEqual([{ public_key: first }]);
+});
+
+test("the VAPID key pair and the browsers' subscriptions come back with a restored backup", async () => {
+  const key = await notifications.vapidPublicKey(t.db);
+  const u = await t.user('restored');
+  const keys = { p256dh: Buffer.alloc(65, 4).toString('base64url'), auth: Buffer.alloc(16, 1).toString('base64url') };
+  await notifications.addBrowser(
+    t.db,
+    u.id,
+    { endpoint: pushUrl.replace('browser-1', 'kept'), keys },
+    fetcherSettings(t.config).policy,
+  );
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'castsync-vapid-')), 'castsync.backup');
+  await backup(t.url, file);
+  const target = await emptyDatabase();
+  try {
+    await restore(target.url, file, logger);
+    const restored = new pg.Client({ connectionString: target.url });
+    await restored.connect();
+    try {
+      const kept = await restored.query('SELECT public_key, private_key FROM vapid_keys');
+      expect(kept.rows).toEqual((await t.db.query('SELECT public_key, private_key FROM vapid_keys')).rows);
+      expect(kept.rows[0].public_key).toBe(key);
+      const browsers = await restored.query('SELECT endpoint FROM push_subscriptions WHERE user_id = $1', [u.id]);
+      expect(browsers.rows).toEqual([{ endpoint: pushUrl.replace('browser-1', 'kept') }]);
+    } finally {
+      await restored.end();
+    }
+  } finally {
+    await target.drop();
+  }
 });
 
 test('a browser subscription with a private endpoint or keys of the wrong size is refused', async () => {
