@@ -299,3 +299,25 @@ test('the settings over /v1/account/settings: read, changed, a private URL refus
     expect.arrayContaining(['/v1/account/settings', '/v1/account/notifications/test']),
   );
 });
+
+test(
+  '"Send a test" posts a test message to the URL now and shows what it answered',
+  withHook(async (hook) => {
+    const u = await t.user('tester');
+    const api = as(t, u);
+    expect((await api.post('/v1/account/notifications/test')).body).toEqual({ ok: false, answer: 'No URL is set.' });
+    await api.patch('/v1/account/settings', { notifications: { url: hook.url } });
+    expect((await api.post('/v1/account/notifications/test')).body).toEqual({
+      ok: true,
+      status: 200,
+      answer: 'thanks',
+    });
+    hook.answerWith(401);
+    expect((await api.post('/v1/account/notifications/test')).body).toEqual({
+      ok: false,
+      status: 401,
+      answer: 'thanks',
+    });
+    expect(hook.got.map((g) => g.body.title)).toEqual(['A test from castsync', 'A test from castsync']);
+  }),
+);
