@@ -12,6 +12,7 @@ import * as notifications from '../../src/notifications/service';
 import { as, testApp, type TestApp } from '../helpers/app';
 import { emptyDatabase } from '../helpers/db';
 import { cliAsync } from '../helpers/process';
+import { csrfOf, signedInAgent } from '../helpers/web';
 import { feedServer } from '../helpers/feed-server';
 
 // Web Push end to end on loopback: the test is the browser (a P-256 key pair and an auth secret, as
@@ -202,4 +203,34 @@ test('a browser subscription with a private endpoint or keys of the wrong size i
       strict,
     ),
   ).rejects.toThrow(/auth/);
+});
+
+test("the account page's script adds this browser and takes it away again; another person has none", async () => {
+  const u = await t.user('webpush');
+  const { agent } = await signedInAgent(t.app, u.name, u.password);
+  const page = await agent.get('/web/account');
+  expect(page.text).toContain(`data-key="${await notifications.vapidPublicKey(t.db)}"`);
+  expect(page.text).toContain('0 browsers are set to show notifications');
+  const endpoint = pushUrl.replace('browser-1', 'web-page');
+  const fields = {
+    _csrf: csrfOf(page.text),
+    endpoint,
+    p256dh: Buffer.alloc(65, 4).toString('base64url'),
+    auth: Buffer.alloc(16, 2).toString('base64url'),
+  };
+  expect(
+    (
+      await agent
+        .post('/web/account/browsers')
+        .type('form')
+        .send({ ...fields, _csrf: 'forged' })
+    ).status,
+  ).toBe(403);
+  expect((await agent.post('/web/account/browsers').type('form').send(fields)).status).toBe(204);
+  expect((await agent.get('/web/account')).text).toContain('1 browser is set to show notifications');
+  const other = await t.user('webpush');
+  expect((await as(t, other).get('/v1/account/settings')).body.notifications.browsers).toBe(0);
+  const removed = await agent.post('/web/account/browsers/remove').type('form').send({ _csrf: fields._csrf, endpoint });
+  expect(removed.status).toBe(204);
+  expect((await as(t, u).get('/v1/account/settings')).body.notifications.browsers).toBe(0);
 });
