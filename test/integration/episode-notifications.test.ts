@@ -138,7 +138,8 @@ test(
 test(
   "a feed's first fetch and an item older than the subscription send nothing",
   withHook(async (hook) => {
-    const { u } = await subscribed('first', [item('f0'), item('f1')], hook.url);
+    // Dated after the subscription: only the first-fetch rule keeps them out.
+    const { u } = await subscribed('first', [item('f0', -3600), item('f1', -3600)], hook.url);
     feeds.get('first')!.push(item('f-old', 7 * 86400));
     await fetchAll();
     expect(await deliver()).toBe(0);
