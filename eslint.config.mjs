@@ -8,7 +8,7 @@ import importPlugin from 'eslint-plugin-import';
 const ROOM_FLOORS = [
   ['auth', 'devices', 'subscriptions'],
   ['episodes', 'feeds'],
-  ['deletions', 'directory', 'opml', 'stats'],
+  ['deletions', 'directory', 'notifications', 'opml', 'stats'],
   ['queue', 'sync'],
   ['transfer'],
 ];

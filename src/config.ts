@@ -113,6 +113,14 @@ const schema = z.object({
   GPODDER_ARCHIVE_MAX_RATIO: z.coerce.number().int().min(2).default(500),
   QUEUE_MAX_ITEMS: z.coerce.number().int().positive().default(1000),
   FAVOURITES_MAX: z.coerce.number().int().positive().default(10_000),
+  // New-episode notifications (docs/notifications.md): at most this many messages a day per person.
+  NOTIFY_DAILY_LIMIT: z.coerce.number().int().min(0).default(20),
+  NOTIFY_TIMEOUT: seconds.default(15),
+  // The VAPID "sub" claim push services may contact about this server: mailto: or https:; else PUBLIC_URL.
+  NOTIFY_VAPID_SUBJECT: z
+    .string()
+    .regex(/^(mailto:|https:\/\/)/, 'must be a mailto: or https: URL')
+    .optional(),
   // Idle accounts and retention (docs/idle-accounts.md): off unless set.
   ARCHIVE_IDLE_AFTER_DAYS: z.coerce.number().int().positive().optional(),
   ARCHIVE_DIR: z

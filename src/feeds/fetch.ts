@@ -52,8 +52,8 @@ export function checkTarget(url: URL, policy: AddressPolicy): void {
 }
 
 /**
- * One request (a GET unless `method` says otherwise) to an address the policy allows, with no redirect
- * followed: the response, body not yet read.
+ * One request (a GET unless `method` says otherwise, with `body` if given) to an address the policy allows,
+ * with no redirect followed: the response, body not yet read.
  */
 export function send(
   url: URL,
@@ -61,12 +61,13 @@ export function send(
   policy: AddressPolicy,
   signal: AbortSignal,
   method = 'GET',
+  body?: Buffer,
 ): Promise<http.IncomingMessage> {
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise<http.IncomingMessage>((resolve, reject) => {
     const req = mod.request(url, { method, headers, signal, agent: false, lookup: checkedLookup(policy) }, resolve);
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 

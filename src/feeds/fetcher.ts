@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import { withTransaction, type Db } from '../db/pool';
+import { withTransaction, type Db, type Tx } from '../db/pool';
 import type { TaskList } from '../jobs/worker';
 import { idleForeground, type Foreground } from '../jobs/foreground';
 import { addJob } from '../jobs/queue';
@@ -37,6 +37,19 @@ export const fetcherSettings = (config: Config): FetcherSettings => ({
 
 /** After n failures in a row: 10 minutes × 2^(n-1), at most a week. */
 const backoffSeconds = (failures: number) => Math.min(600 * 2 ** Math.max(0, failures - 1), 7 * 24 * 3600);
+
+/**
+ * What a higher room does with the items a fetch found that the feed had not listed before, in the fetch's
+ * transaction (the composition root wires it: the notifications room notes new-episode events).
+ * `firstFetch`: the feed had never been fetched, so every item is "new".
+ */
+export type NewItemsHook = (
+  tx: Tx,
+  feed: { hash: string; url: string; firstFetch: boolean },
+  items: repo.NewItem[],
+) => Promise<void>;
+
+type FetchContext = { db: Db; logger: Logger; newItems?: NewItemsHook | undefined };
 
 type Outcome = 'fetched' | 'not_modified' | 'failed' | 'refused' | 'invalid' | 'deferred';
 
@@ -94,7 +107,7 @@ async function applyLearnt(db: Db, log: Logger, feedUrl: string, declaredGuid: s
 
 /** Fetches one feed and stores the outcome; never throws for a feed's own faults. */
 async function fetchOne(
-  { db, logger }: { db: Db; logger: Logger },
+  { db, logger, newItems }: FetchContext,
   s: FetcherSettings,
   feed: repo.FeedRow,
   signal: AbortSignal,
@@ -113,7 +126,10 @@ async function fetchOne(
     const validators = res.kind === 'body' ? res.validators : { etag: feed.etag, lastModified: feed.last_modified };
     await withTransaction(db, async (tx) => {
       await repo.saveFetched(tx, feed.url_hash, { facts, ...validators, movedTo }, s.refreshSeconds);
-      if (facts) await repo.saveItems(tx, feed.url_hash, facts.items);
+      const added = facts ? await repo.saveItems(tx, feed.url_hash, facts.items) : [];
+      const firstFetch = feed.fetched_at === null;
+      if (newItems && added.length > 0)
+        await newItems(tx, { hash: feed.url_hash, url: feed.feed_url, firstFetch }, added);
     });
     if (move) log.info({ movedTo: urlForLog(move.to), source: move.source }, 'feed moved');
     await applyLearnt(db, log, feed.feed_url, facts ? facts.podcastGuid : feed.podcast_guid, move);
@@ -177,7 +193,7 @@ async function politely(
  * couple of seconds.
  */
 export async function fetchDueFeeds(
-  ctx: { db: Db; logger: Logger },
+  ctx: FetchContext,
   s: FetcherSettings,
   {
     signal = new AbortController().signal,
@@ -214,7 +230,7 @@ const LOOK_MS = 1000;
  * of the users table, and a query per user who changed something; at most a twentieth of the time, so
  * every 2 s at 150,000 users, `pacedLooks`) and for due feeds (one probe of an index). It needs no word from the request that subscribed, so it finds what other processes wrote too.
  */
-export function feedTasks(ctx: { db: Db; logger: Logger; config: Config; foreground: Foreground }): TaskList {
+export function feedTasks(ctx: FetchContext & { config: Config; foreground: Foreground }): TaskList {
   const settings = fetcherSettings(ctx.config);
   const stopping = new AbortController();
   let [looking, running] = [false, false];

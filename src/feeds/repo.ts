@@ -181,14 +181,46 @@ const SAVE_ITEMS = `WITH given AS (
   INSERT INTO feed_items (feed_hash, ${columns.join(', ')})
   SELECT $1, g.* FROM given g ORDER BY g.item_key
   ON CONFLICT (feed_hash, item_key) DO UPDATE SET ${kept.map((c) => `${c} = excluded.${c}`).join(', ')}
-  WHERE (${kept.map((c) => `feed_items.${c}`).join(', ')}) IS DISTINCT FROM (${kept.map((c) => `excluded.${c}`).join(', ')})`;
+  WHERE (${kept.map((c) => `feed_items.${c}`).join(', ')}) IS DISTINCT FROM (${kept.map((c) => `excluded.${c}`).join(', ')})
+  RETURNING id, item_key, title, enclosure_url, published_at, xmax = 0 AS inserted`;
+
+/** An item a fetch found that the feed had not listed before. */
+export type NewItem = {
+  id: string;
+  key: string;
+  title: string | null;
+  enclosureUrl: string | null;
+  publishedAt: Date | null;
+};
+
+type SavedRow = {
+  id: string;
+  item_key: string;
+  title: string | null;
+  enclosure_url: string | null;
+  published_at: Date | null;
+  inserted: boolean;
+};
 
 /**
  * The feed's items as its last fetch listed them, in one statement: new ones added, changed ones updated
  * (an item keeps its id), and the ones the feed no longer lists removed. Unchanged items are not written.
+ * Returns the items that were added (a row's xmax is 0 only when this statement inserted it).
  */
-export async function saveItems(db: Queryable, hash: string, items: FeedItem[]): Promise<void> {
-  await db.query(SAVE_ITEMS, [hash, ...ITEM_FIELDS.map(([, , pick]) => arrayLiteral(items.map(pick)))]);
+export async function saveItems(db: Queryable, hash: string, items: FeedItem[]): Promise<NewItem[]> {
+  const r = await db.query<SavedRow>(SAVE_ITEMS, [
+    hash,
+    ...ITEM_FIELDS.map(([, , pick]) => arrayLiteral(items.map(pick))),
+  ]);
+  return r.rows
+    .filter((row) => row.inserted)
+    .map((row) => ({
+      id: String(row.id),
+      key: row.item_key,
+      title: row.title,
+      enclosureUrl: row.enclosure_url,
+      publishedAt: row.published_at,
+    }));
 }
 
 /** A failed fetch: counted, the reason kept, due again after the back-off. */

@@ -5,6 +5,7 @@ import { UnsupportedMediaType } from './errors';
 import type { AuthLimits } from '../http/limits';
 import { json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
+import { accountRoutes, documentAccount } from './account';
 import { authRoutes, documentAuth, requireUser } from './auth';
 import { deletionRoutes, documentDeletions } from './deletions';
 import { documentEpisodes, episodeRoutes } from './episodes';
@@ -53,6 +54,8 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
         'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
         // /v1/queue, Up next kept for every device, proposed for the Open Podcast API (docs/queue.md).
         'urn:castsync:queue': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+        // /v1/account/settings, new-episode notifications among them (docs/notifications.md).
+        'urn:castsync:account-settings': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
       },
     });
   });
@@ -71,6 +74,7 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     feedRoutes(ctx, user),
     statsRoutes(ctx, user),
     queueRoutes(ctx, user),
+    accountRoutes(ctx, user),
   );
   v1.use(notFound);
   v1.use(opaErrors);
@@ -93,4 +97,5 @@ export const documentOpa: Documenter = (r) => {
   documentFeeds(r);
   documentStats(r);
   documentQueue(r);
+  documentAccount(r);
 };

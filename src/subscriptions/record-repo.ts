@@ -158,16 +158,24 @@ export async function addMove(tx: Queryable, userId: number, id: number, oldUrl:
  * read the whole table (it prefers that to a skip scan of the (user_id, url_hash) keys, a descent per
  * user): 98 ms a fetch at 450,000 records, so a cycle over the feeds cost feeds × records.
  */
+export type LiveWithUrlRow = {
+  user_id: number;
+  guid: string;
+  feed_url: string;
+  is_subscribed: boolean;
+  subscription_changed: Date;
+};
+
 export async function liveRecordsWithUrl(
   db: Queryable,
   hash: string,
   adopted: string | null,
-): Promise<{ user_id: number; guid: string; feed_url: string }[]> {
-  const r = await db.query<{ user_id: number; guid: string; feed_url: string }>(
-    `SELECT s.user_id, s.guid, s.feed_url FROM subscriptions s
+): Promise<LiveWithUrlRow[]> {
+  const r = await db.query<LiveWithUrlRow>(
+    `SELECT s.user_id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed FROM subscriptions s
       WHERE s.url_hash = $1 AND s.deleted IS NULL AND s.guid IS DISTINCT FROM $2::uuid
      UNION
-     SELECT s.user_id, s.guid, s.feed_url
+     SELECT s.user_id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed
        FROM subscription_urls x JOIN subscriptions s ON s.user_id = x.user_id AND s.id = x.subscription_id
       WHERE x.url_hash = $1 AND s.deleted IS NULL AND s.guid IS DISTINCT FROM $2::uuid`,
     [hash, adopted],

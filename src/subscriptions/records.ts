@@ -203,15 +203,14 @@ export async function changeLocked(tx: Queryable, userId: number, guid: string, 
   return applyChange(tx, userId, await liveRecord(tx, userId, guid), checked);
 }
 
+/** A live record of a feed: whose, its guid and URL, whether it is subscribed and since when. */
+export type FeedRecord = { userId: number; guid: string; feedUrl: string; subscribed: boolean; since: Date };
+
 /**
  * Every user's live record whose current URL is this feed's (by normalised URL): who a fetch concerns; with
  * `unlessGuid`, not the records that have that guid already.
  */
-export async function recordsOfFeed(
-  db: Queryable,
-  feedUrl: string,
-  unlessGuid?: string,
-): Promise<{ userId: number; guid: string; feedUrl: string }[]> {
+export async function recordsOfFeed(db: Queryable, feedUrl: string, unlessGuid?: string): Promise<FeedRecord[]> {
   const checked = checkFeedUrl(feedUrl);
   if (!checked.ok) return [];
   const rows = await repo.liveRecordsWithUrl(db, urlHash(checked.key), unlessGuid ?? null);
@@ -220,7 +219,13 @@ export async function recordsOfFeed(
       const current = checkFeedUrl(r.feed_url);
       return current.ok && current.key === checked.key;
     })
-    .map((r) => ({ userId: r.user_id, guid: r.guid, feedUrl: r.feed_url }));
+    .map((r) => ({
+      userId: r.user_id,
+      guid: r.guid,
+      feedUrl: r.feed_url,
+      subscribed: r.is_subscribed,
+      since: r.subscription_changed,
+    }));
 }
 
 /** The id of the user's record that has (or had) the URL with this key, if any. */

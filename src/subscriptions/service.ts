@@ -32,7 +32,7 @@ export {
   recordIdByUrlHash,
   recordsOfFeed,
 } from './records';
-export type { Change, ChangeReport } from './records';
+export type { Change, ChangeReport, FeedRecord } from './records';
 export { checkFeed, isItem, matchAndWriteLocked, subscribe, unsubscribe } from './subscribe';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';
 export { MAX_URL_LENGTH, checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';

@@ -4,6 +4,7 @@ import type { ApiContext } from '../api-context';
 import * as deletions from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
+import * as notifications from '../notifications/service';
 import { exportOpml, importOpml } from '../opml/service';
 import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
@@ -53,6 +54,11 @@ async function listPage(ctx: ApiContext, req: Request, res: Response, notices: N
     pages: Math.max(1, Math.ceil(found.total / PER_PAGE)),
     total: found.total,
     records: found.records.map((r) => ({ ...r, artworkUrl: artwork(r.artworkUrl) })),
+    notificationsOff: await notifications.feedsOff(
+      ctx.db,
+      currentUser(req),
+      found.records.map((r) => r.feedUrl),
+    ),
     pageHref,
     back: req.originalUrl,
   });
@@ -64,6 +70,16 @@ export const opmlUpload = (ctx: ApiContext) => [
   again((req, res, notice) => listPage(ctx, req, res, [notice])),
   opmlFile,
 ];
+
+/** A feed's new-episode notifications, on or off (docs/notifications.md), from the list or the feed's page. */
+function feedNotificationRoutes(r: Router, ctx: ApiContext): void {
+  route(r, '/web/subscriptions/:guid/notifications', {
+    post: async (req, res) => {
+      await notifications.setFeedNotifications(ctx.db, currentUser(req), guidOf(req), formField(req, 'on') === '1');
+      res.redirect(303, backTo(req));
+    },
+  });
+}
 
 /** The list, with its search, filter and pages; adding a feed; unsubscribing, resubscribing, deleting; OPML. */
 export function subscriptionRoutes(ctx: ApiContext): Router {
@@ -95,6 +111,7 @@ export function subscriptionRoutes(ctx: ApiContext): Router {
       },
     });
   }
+  feedNotificationRoutes(r, ctx);
   route(r, '/web/subscriptions/:guid/delete', {
     post: async (req, res) => {
       const record = await subscriptions.getRecord(ctx.db, currentUser(req), guidOf(req));

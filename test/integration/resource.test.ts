@@ -347,6 +347,7 @@ describe('service endpoints of the resource', () => {
         'urn:opa:sync': { '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } },
         'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
         'urn:castsync:queue': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+        'urn:castsync:account-settings': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
       },
     });
   });

@@ -108,6 +108,18 @@ test('user remove leaves no row with that user id in any table', async () => {
     [u.id],
   );
 
+  // New-episode notifications: the settings, a feed turned off, a browser, an event and its delivery (written
+  // as the notifications room writes them).
+  await t.db.query(
+    `WITH s AS (INSERT INTO notification_settings (user_id, hook_url) VALUES ($1, 'https://hooks.example/castsync')),
+          m AS (INSERT INTO notification_mutes (user_id, feed_hash) VALUES ($1, gen_random_uuid())),
+          p AS (INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, 'https://push.example/1', 'k', 'a')),
+          e AS (INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id)
+                VALUES ($1, gen_random_uuid(), gen_random_uuid(), 'item', 1))
+     INSERT INTO notification_deliveries (user_id, batch, channel) VALUES ($1, gen_random_uuid(), 'hook')`,
+    [u.id],
+  );
+
   // A move the feed fetcher followed, noted for the activity page.
   const moved = await moveFeed(t.db, u.id, a!.guid, {
     from: 'https://example.com/a',

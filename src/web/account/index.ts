@@ -3,6 +3,7 @@ import type { ApiContext } from '../../api-context';
 import { activityRoutes } from './activity';
 import { appPasswordRoutes } from './app-passwords';
 import { deviceRoutes } from './devices';
+import { notificationRoutes } from './notifications';
 import { accountPage, pageRoutes } from './page';
 import { passwordRoutes } from './password';
 import { sessionRoutes } from './sessions';
@@ -18,6 +19,7 @@ export function accountRoutes(ctx: ApiContext): Router {
   pageRoutes(r, page);
   passwordRoutes(r, ctx, page);
   settingsRoutes(r, ctx, page);
+  notificationRoutes(r, ctx, page);
   sessionRoutes(r, ctx);
   appPasswordRoutes(r, ctx);
   deviceRoutes(r, ctx);

@@ -3,6 +3,7 @@ import type { ApiContext } from '../../api-context';
 import * as auth from '../../auth/service';
 import * as episodes from '../../episodes/service';
 import { currentUser } from '../../http/credentials';
+import * as notifications from '../../notifications/service';
 import { route } from '../../http/method';
 import * as stats from '../../stats/service';
 import { when } from '../format';
@@ -36,6 +37,11 @@ export function accountPage(ctx: ApiContext): AccountPage {
         ['light', 'Light'],
         ['dark', 'Dark'],
       ] satisfies [auth.Theme, string][],
+      notifications: await notifications.notificationSettings(ctx.db, currentUser(req)),
+      browsers: await notifications.browserCount(ctx.db, currentUser(req)),
+      vapidKey: await notifications.vapidPublicKey(ctx.db),
+      dailyLimit: ctx.config.notifyDailyLimit,
+      scripts: ['/static/notify.js'],
       when,
     });
   };

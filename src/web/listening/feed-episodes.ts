@@ -3,6 +3,7 @@ import type { Router } from 'express';
 import type { ApiContext } from '../../api-context';
 import { currentUser } from '../../http/credentials';
 import { route } from '../../http/method';
+import * as notifications from '../../notifications/service';
 import * as subscriptions from '../../subscriptions/service';
 import { duration, when } from '../format';
 import { marksOf } from '../queue/marks';
@@ -36,6 +37,7 @@ export function feedEpisodeRoutes(r: Router, ctx: ApiContext): void {
         marks: await marksOf(ctx, currentUser(req), found.episodes),
         pageHref: (n: number) => `${base}?${new URLSearchParams({ q, page: String(n) })}`,
         back: req.originalUrl,
+        notificationsOff: (await notifications.feedsOff(ctx.db, currentUser(req), [record.feedUrl])).size > 0,
         when,
         duration,
       });

@@ -1,0 +1,132 @@
+import type { Config } from '../config';
+import { withTransaction, type Db, type Tx } from '../db/pool';
+import { FetchFailed, fetcherSettings } from '../feeds/service';
+import type { TaskList } from '../jobs/worker';
+import type { Logger } from '../logger';
+import { accepted, gone, sendToBrowser, sendToHook, type Answer, type Sending } from './channels';
+import { DELIVER_TASK } from './events';
+import { compose, testMessage, type Message } from './message';
+import { vapid, vapidSubject } from './push';
+import * as pushRepo from './push-repo';
+import * as repo from './repo';
+
+// The delivery job. Each delivery is sent inside a transaction that holds its row locked (the claim) and
+// records the outcome in that same transaction: a delivery marked sent is never sent again, and one whose
+// worker died mid-request is unlocked when its connection ends and sent again, with the same idempotency
+// key, so that a receiver can tell the repeat (docs/notifications.md: at least once over the network,
+// once in the database).
+
+export type DeliverySettings = Sending & { dailyLimit: number; publicUrl: string | undefined; vapidSubject: string };
+
+export const deliverySettings = (config: Config): DeliverySettings => ({
+  policy: fetcherSettings(config).policy,
+  timeoutMs: config.notifyTimeout * 1000,
+  dailyLimit: config.notifyDailyLimit,
+  publicUrl: config.publicUrl,
+  vapidSubject: vapidSubject(config.notifyVapidSubject, config.publicUrl),
+});
+
+/** After this many failed attempts a delivery is given up. */
+export const MAX_ATTEMPTS = 7;
+/** After n failed attempts: 30 s × 4^(n-1) (30 s, 2 min, 8 min, … about 34 h after the first). */
+const retryInSeconds = (failures: number) => 30 * 4 ** Math.max(0, failures - 1);
+
+type Outcome = Parameters<typeof repo.settle>[2];
+
+/** What an answer, or a request that got none, makes of the delivery. */
+function outcomeOf(d: repo.DeliveryRow, answer: Answer | Error): Outcome {
+  if (!(answer instanceof Error) && accepted(answer)) return { status: 'sent' };
+  if (!(answer instanceof Error) && d.channel.startsWith('push:') && gone(answer))
+    return { status: 'gone', error: `HTTP ${answer.status}` };
+  const error = answer instanceof Error ? answer.message : `HTTP ${answer.status}`;
+  if (d.attempts + 1 >= MAX_ATTEMPTS) return { status: 'failed', error };
+  return { status: 'pending', error, nextSeconds: retryInSeconds(d.attempts + 1) };
+}
+
+/** Sends the message on the delivery's channel; undefined when the channel is no more. */
+async function sendOn(tx: Tx, d: repo.DeliveryRow, m: Message, s: DeliverySettings): Promise<Answer | undefined> {
+  if (d.channel === 'hook') {
+    const hook = await repo.settings(tx, d.user_id);
+    if (!hook.enabled || hook.hook_url === null) return undefined;
+    return sendToHook({ url: hook.hook_url, kind: hook.hook_kind }, m, s);
+  }
+  const browser = await pushRepo.subscription(tx, d.user_id, d.channel.slice('push:'.length));
+  if (!browser) return undefined;
+  return sendToBrowser(browser, m, await vapid(tx, s.vapidSubject), s);
+}
+
+/** Sends one claimed delivery and settles it, in the claim's transaction. */
+async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Logger): Promise<void> {
+  await repo.lockPerson(tx, d.user_id);
+  const today = await repo.sentToday(tx, d.user_id, d.batch);
+  const events = await repo.batchEvents(tx, d.user_id, d.batch);
+  if ((!today.this_batch && today.others >= s.dailyLimit) || events.length === 0) {
+    await repo.dropBatch(tx, d.user_id, d.batch);
+    return;
+  }
+  const m = compose(`${d.batch}:${d.channel}`, events, s.publicUrl);
+  let answer: Answer | Error | undefined;
+  try {
+    answer = await sendOn(tx, d, m, s);
+  } catch (err) {
+    if (!(err instanceof FetchFailed)) throw err;
+    answer = err;
+  }
+  if (answer === undefined) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
+  const outcome = outcomeOf(d, answer);
+  if (outcome.status === 'gone') await pushRepo.removeSubscription(tx, d.user_id, { id: d.channel.slice(5) });
+  if (outcome.status !== 'sent')
+    log.info({ userId: d.user_id, channel: d.channel, ...outcome }, 'notification not sent');
+  await repo.settle(tx, d, outcome);
+}
+
+/** Delivers the due deliveries one at a time until none is due or `signal` aborts; returns how many. */
+export async function deliverDue(
+  ctx: { db: Db; logger: Logger },
+  s: DeliverySettings,
+  signal?: AbortSignal,
+): Promise<number> {
+  const log = ctx.logger.child({ component: 'notifications' });
+  let n = 0;
+  while (!signal?.aborted) {
+    const done = await withTransaction(ctx.db, async (tx) => {
+      const d = await repo.claimDue(tx);
+      if (d) await attempt(tx, d, s, log);
+      return d !== undefined;
+    });
+    if (!done) break;
+    n++;
+  }
+  return n;
+}
+
+/** The delivery job, queued by each fetch that noted events, and every minute for the retries. */
+export function notificationTasks(ctx: { db: Db; logger: Logger; config: Config }): TaskList {
+  const settings = deliverySettings(ctx.config);
+  const stopping = new AbortController();
+  return {
+    tasks: {
+      [DELIVER_TASK]: async (_payload, helpers) => {
+        await deliverDue(ctx, settings, AbortSignal.any([stopping.signal, helpers.abortSignal]));
+      },
+    },
+    crontab: [`* * * * * ${DELIVER_TASK} ?jobKey=${DELIVER_TASK}&jobKeyMode=preserve_run_at&max=3`],
+    stop: () => stopping.abort(),
+  };
+}
+
+/** What "Send a test" shows: the answer of the person's URL, or why there was none. */
+export type TestOutcome = { ok: boolean; status?: number; answer: string };
+
+/** Sends a test message to the person's URL, now, and says what came back. */
+export async function sendTest(db: Db, userId: number, s: DeliverySettings): Promise<TestOutcome> {
+  const hook = await repo.settings(db, userId);
+  if (hook.hook_url === null) return { ok: false, answer: 'No URL is set.' };
+  try {
+    const a = await sendToHook({ url: hook.hook_url, kind: hook.hook_kind }, testMessage(s.publicUrl), s);
+    return { ok: accepted(a), status: a.status, answer: a.text };
+  } catch (err) {
+    if (!(err instanceof FetchFailed)) throw err;
+    return { ok: false, answer: err.message };
+  }
+}

@@ -1,0 +1,68 @@
+import webPush from 'web-push';
+import type { Queryable } from '../db/pool';
+import { InvalidInput } from '../errors';
+import type { AddressPolicy } from '../feeds/service';
+import type { Vapid } from './channels';
+import * as repo from './push-repo';
+import { checkHookUrl } from './settings';
+
+// Web Push: the server's VAPID key pair, made once and kept in the database (so a backup holds it, and
+// every instance signs with the same one), and each person's browsers' subscriptions.
+
+/** The server's VAPID public key (base64url), made the first time it is asked for. */
+export async function vapidPublicKey(db: Queryable): Promise<string> {
+  return (await vapidKeys(db)).public_key;
+}
+
+async function vapidKeys(db: Queryable): Promise<repo.KeyRow> {
+  const kept = await repo.keys(db);
+  if (kept) return kept;
+  const made = webPush.generateVAPIDKeys();
+  return repo.keepKeys(db, { public_key: made.publicKey, private_key: made.privateKey });
+}
+
+/** What VAPID signs with: the key pair and the subject push services may write to. */
+export async function vapid(db: Queryable, subject: string): Promise<Vapid> {
+  const k = await vapidKeys(db);
+  return { subject, publicKey: k.public_key, privateKey: k.private_key };
+}
+
+/** The subject of VAPID's claims: the configured one, else PUBLIC_URL when https, else a placeholder. */
+export const vapidSubject = (configured: string | undefined, publicUrl: string | undefined): string =>
+  configured ?? (publicUrl?.startsWith('https://') ? publicUrl : 'mailto:castsync@localhost.invalid');
+
+export type BrowserSubscription = { endpoint: string; keys: { p256dh: string; auth: string } };
+
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** A key of a browser's subscription: base64url of `bytes` bytes. */
+function checkKey(value: unknown, name: string, bytes: number): string {
+  const ok = typeof value === 'string' && BASE64URL.test(value) && Buffer.from(value, 'base64url').length === bytes;
+  if (!ok) throw new InvalidInput(`keys.${name} must be base64url of ${bytes} bytes`);
+  return value as string;
+}
+
+/**
+ * Keeps a browser's subscription (PushSubscription.toJSON()): its endpoint under the address policy, its
+ * keys of the sizes RFC 8291 gives (a P-256 point, 65 bytes; a 16-byte secret). Returns its id.
+ */
+export async function addBrowser(
+  db: Queryable,
+  userId: number,
+  s: BrowserSubscription,
+  policy: AddressPolicy,
+): Promise<string> {
+  const endpoint = checkHookUrl(String(s.endpoint), policy);
+  const p256dh = checkKey(s.keys?.p256dh, 'p256dh', 65);
+  const auth = checkKey(s.keys?.auth, 'auth', 16);
+  return repo.addSubscription(db, userId, { endpoint, p256dh, auth });
+}
+
+/** Forgets a browser's subscription by its endpoint (the browser unsubscribed); whether there was one. */
+export const removeBrowser = (db: Queryable, userId: number, endpoint: string): Promise<boolean> =>
+  repo.removeSubscription(db, userId, { endpoint });
+
+/** How many browsers the person has subscribed. */
+export async function browserCount(db: Queryable, userId: number): Promise<number> {
+  return (await repo.subscriptions(db, userId)).length;
+}

@@ -1,0 +1,194 @@
+import { arrayLiteral } from '../db/array-literal';
+import type { Queryable } from '../db/pool';
+
+// The notifications room's tables (migrations/1763800000070_episode-notifications.sql): each person's
+// settings and muted feeds, the new-episode events a fetch noted, and their deliveries. It reads the feeds'
+// items and titles (the feeds room, below) in statements of its own.
+
+export type SettingsRow = { enabled: boolean; hook_url: string | null; hook_kind: 'webhook' | 'ntfy' };
+
+export async function settings(db: Queryable, userId: number): Promise<SettingsRow> {
+  const r = await db.query<SettingsRow>(
+    'SELECT enabled, hook_url, hook_kind FROM notification_settings WHERE user_id = $1',
+    [userId],
+  );
+  return r.rows[0] ?? { enabled: true, hook_url: null, hook_kind: 'webhook' };
+}
+
+export async function saveSettings(db: Queryable, userId: number, s: SettingsRow): Promise<void> {
+  await db.query(
+    `INSERT INTO notification_settings (user_id, enabled, hook_url, hook_kind) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (user_id) DO UPDATE SET enabled = excluded.enabled, hook_url = excluded.hook_url,
+                                         hook_kind = excluded.hook_kind`,
+    [userId, s.enabled, s.hook_url, s.hook_kind],
+  );
+}
+
+/** The keys of the feeds the person turned notifications off for. */
+export async function mutedFeeds(db: Queryable, userId: number): Promise<string[]> {
+  const r = await db.query<{ feed_hash: string }>(
+    "SELECT replace(feed_hash::text, '-', '') AS feed_hash FROM notification_mutes WHERE user_id = $1",
+    [userId],
+  );
+  return r.rows.map((row) => row.feed_hash);
+}
+
+export async function mute(db: Queryable, userId: number, feedHash: string): Promise<void> {
+  await db.query('INSERT INTO notification_mutes (user_id, feed_hash) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+    userId,
+    feedHash,
+  ]);
+}
+
+export async function unmute(db: Queryable, userId: number, feedHash: string): Promise<void> {
+  await db.query('DELETE FROM notification_mutes WHERE user_id = $1 AND feed_hash = $2', [userId, feedHash]);
+}
+
+/**
+ * Notes one event per subscriber and new item (keys and subscription times pairwise; items as columns) and
+ * a delivery per subscriber and channel, in one statement, the fetch's batch named by one new uuid. Not for
+ * a person who turned notifications off, or this feed, or has no channel, nor for an item published before
+ * their subscription (to the second: a feed's dates have no fraction). An item noted for a person before is not noted again. Returns the deliveries queued.
+ */
+export async function noteEvents(
+  db: Queryable,
+  feedHash: string,
+  subscribers: { userIds: number[]; since: Date[] },
+  items: {
+    ids: string[];
+    keys: string[];
+    titles: (string | null)[];
+    enclosures: (string | null)[];
+    published: (Date | null)[];
+  },
+): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `WITH subscribers AS (SELECT * FROM unnest($2::bigint[], $3::timestamptz[]) AS s (user_id, since)),
+     items AS (SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+                 AS i (item_id, item_key, title, enclosure_url, published_at)),
+     batch AS (SELECT gen_random_uuid() AS id),
+     wanted AS (
+       SELECT s.user_id, i.* FROM subscribers s CROSS JOIN items i
+         LEFT JOIN notification_settings n ON n.user_id = s.user_id
+        WHERE coalesce(n.enabled, true) AND coalesce(i.published_at, now()) >= date_trunc('second', s.since)
+          AND NOT EXISTS (SELECT 1 FROM notification_mutes m WHERE m.user_id = s.user_id AND m.feed_hash = $1)
+          AND (n.hook_url IS NOT NULL OR EXISTS (SELECT 1 FROM push_subscriptions p WHERE p.user_id = s.user_id))),
+     noted AS (
+       INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id, title, enclosure_url)
+       SELECT w.user_id, b.id, $1, w.item_key, w.item_id, w.title, w.enclosure_url FROM wanted w, batch b
+        ORDER BY w.user_id, w.item_key
+       ON CONFLICT (user_id, feed_hash, item_key) DO NOTHING
+       RETURNING user_id, batch),
+     people AS (SELECT DISTINCT user_id, batch FROM noted),
+     channels AS (
+       SELECT p.user_id, p.batch, 'hook' AS channel
+         FROM people p JOIN notification_settings n ON n.user_id = p.user_id WHERE n.hook_url IS NOT NULL
+       UNION ALL
+       SELECT p.user_id, p.batch, 'push:' || s.id FROM people p JOIN push_subscriptions s ON s.user_id = p.user_id),
+     queued AS (INSERT INTO notification_deliveries (user_id, batch, channel) SELECT * FROM channels RETURNING 1)
+     SELECT count(*)::int AS n FROM queued`,
+    [
+      feedHash,
+      arrayLiteral(subscribers.userIds),
+      arrayLiteral(subscribers.since.map((d) => d.toISOString())),
+      arrayLiteral(items.ids),
+      arrayLiteral(items.keys),
+      arrayLiteral(items.titles),
+      arrayLiteral(items.enclosures),
+      arrayLiteral(items.published.map((d) => d?.toISOString() ?? null)),
+    ],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+export type DeliveryKey = { user_id: number; batch: string; channel: string };
+export type DeliveryRow = DeliveryKey & { attempts: number };
+
+/**
+ * Takes the pending delivery that is due first, locked for the caller's transaction (SKIP LOCKED: one
+ * another worker is sending is not waited for). The lock is the claim: it ends with the transaction, or
+ * with the connection of a worker that died.
+ */
+export async function claimDue(tx: Queryable): Promise<DeliveryRow | undefined> {
+  const r = await tx.query<DeliveryRow>(
+    `SELECT user_id, batch, channel, attempts FROM notification_deliveries
+      WHERE status = 'pending' AND next_at <= now() ORDER BY next_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+  );
+  return r.rows[0];
+}
+
+/** The advisory-lock class of a person's deliveries (the bytes of "csnt"); the object is the user's id. */
+const LOCK_CLASS = 0x63736e74;
+
+/** Holds the person's deliveries to one worker until the transaction ends (the daily limit is counted). */
+export async function lockPerson(tx: Queryable, userId: number): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1, $2::int)', [LOCK_CLASS, userId]);
+}
+
+/** The batches sent to the person in the last day other than this one, and whether this one was. */
+export async function sentToday(
+  tx: Queryable,
+  userId: number,
+  batch: string,
+): Promise<{ others: number; this_batch: boolean }> {
+  const r = await tx.query<{ others: number; this_batch: boolean }>(
+    `SELECT count(DISTINCT batch) FILTER (WHERE batch <> $2)::int AS others, coalesce(bool_or(batch = $2), false) AS this_batch
+       FROM notification_deliveries WHERE user_id = $1 AND status = 'sent' AND sent_at > now() - interval '1 day'`,
+    [userId, batch],
+  );
+  return r.rows[0] ?? { others: 0, this_batch: false };
+}
+
+export type EventRow = {
+  item_id: string;
+  title: string | null;
+  enclosure_url: string | null;
+  podcast_title: string | null;
+  feed_url: string;
+  artwork_url: string | null;
+  episode_artwork_url: string | null;
+};
+
+/** A batch's episodes, with their podcast as the fetcher knows it, newest first. */
+export async function batchEvents(db: Queryable, userId: number, batch: string): Promise<EventRow[]> {
+  const r = await db.query<EventRow>(
+    `SELECT e.item_id::text AS item_id, e.title, e.enclosure_url, f.title AS podcast_title, f.feed_url, f.artwork_url,
+            i.artwork_url AS episode_artwork_url
+       FROM notification_events e JOIN feeds f ON f.url_hash = e.feed_hash
+       LEFT JOIN feed_items i ON i.id = e.item_id
+      WHERE e.user_id = $1 AND e.batch = $2 ORDER BY i.published_at DESC NULLS LAST, e.id`,
+    [userId, batch],
+  );
+  return r.rows;
+}
+
+/** The delivery's outcome: sent (now), gone, failed, or pending again at `nextSeconds` from now. */
+export async function settle(
+  tx: Queryable,
+  d: DeliveryKey,
+  outcome: { status: 'sent' | 'failed' | 'gone' | 'pending'; error?: string | undefined; nextSeconds?: number },
+): Promise<void> {
+  await tx.query(
+    `UPDATE notification_deliveries SET status = $4, attempts = attempts + 1, last_error = $5,
+            sent_at = CASE WHEN $4 = 'sent' THEN now() END, next_at = now() + make_interval(secs => $6)
+      WHERE user_id = $1 AND batch = $2 AND channel = $3`,
+    [d.user_id, d.batch, d.channel, outcome.status, outcome.error?.slice(0, 500) ?? null, outcome.nextSeconds ?? 0],
+  );
+}
+
+/** A batch over the person's daily limit: none of its deliveries is sent. */
+export async function dropBatch(tx: Queryable, userId: number, batch: string): Promise<void> {
+  await tx.query(
+    `UPDATE notification_deliveries SET status = 'dropped', last_error = 'over the daily limit'
+      WHERE user_id = $1 AND batch = $2 AND status = 'pending'`,
+    [userId, batch],
+  );
+}
+
+/** Whether a delivery is pending and due now (the job goes on while one is). */
+export async function anyDue(db: Queryable): Promise<boolean> {
+  const r = await db.query<{ due: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE status = 'pending' AND next_at <= now()) AS due`,
+  );
+  return r.rows[0]?.due ?? false;
+}

@@ -1,0 +1,324 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type net from 'node:net';
+import path from 'node:path';
+import pino from 'pino';
+import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
+import * as notifications from '../../src/notifications/service';
+import { InvalidInput } from '../../src/errors';
+import { as, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { feedServer } from '../helpers/feed-server';
+
+// New-episode notifications end to end on loopback: a feed gains an item, the fetcher notes the event
+// in its transaction, the delivery job POSTs it to a person's webhook (docs/notifications.md).
+
+const LOOPBACK = { FEED_FETCH_ALLOW_CIDRS: '127.0.0.0/8' };
+const logger = pino({ level: 'silent' });
+let t: TestApp;
+
+type Item = { guid: string; title: string; published: Date };
+const feeds = new Map<string, Item[]>();
+const rss = (name: string) => `<?xml version="1.0"?><rss version="2.0"><channel><title>Show ${name}</title>
+  ${(feeds.get(name) ?? [])
+    .map(
+      (i) => `<item><guid>${i.guid}</guid><title>${i.title}</title><pubDate>${i.published.toUTCString()}</pubDate>
+      <enclosure url="https://media.example/${i.guid}.mp3" type="audio/mpeg"/></item>`,
+    )
+    .join('')}</channel></rss>`;
+let server: Awaited<ReturnType<typeof feedServer>>;
+
+/** A webhook receiver on loopback: every POST it got; `hold` keeps the next answer until released. */
+type Received = { key: string | undefined; body: { title: string; episodes: { title: string; page: string }[] } };
+async function receiver() {
+  const got: Received[] = [];
+  let status = 200;
+  let held: ((code: number) => void) | undefined;
+  let arrived: (() => void) | undefined;
+  const sockets = new Set<net.Socket>();
+  const s = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ key: req.headers['idempotency-key'] as string, body: JSON.parse(Buffer.concat(chunks).toString()) });
+      const answer = (code: number) => res.writeHead(code).end('thanks');
+      if (arrived) {
+        held = answer;
+        arrived();
+        arrived = undefined;
+      } else answer(status);
+    });
+  });
+  s.on('connection', (c: net.Socket) => (sockets.add(c), c.on('close', () => sockets.delete(c))));
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/hook`;
+  return {
+    url,
+    got,
+    answerWith: (code: number) => (status = code),
+    /** The next POST is held unanswered; resolves when it arrived. */
+    holdNext: () => new Promise<void>((r) => (arrived = r)),
+    release: (code = 200) => held?.(code),
+    close: async () => {
+      for (const c of sockets) c.destroy();
+      await new Promise<void>((r) => s.close(() => r()));
+    },
+  };
+}
+
+/** A test with a webhook receiver of its own, closed after it. */
+const withHook = (fn: (hook: Awaited<ReturnType<typeof receiver>>) => Promise<void>) => async () => {
+  const hook = await receiver();
+  try {
+    await fn(hook);
+  } finally {
+    await hook.close();
+  }
+};
+
+beforeAll(async () => {
+  t = await testApp(LOOPBACK);
+  server = await feedServer({
+    '/feeds/*': (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rss(req.url!.split('/').pop()!));
+    },
+  });
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+
+const settings = () => notifications.deliverySettings(t.config);
+/** Every known feed due now, then fetched, with the notifications room's hook, as the worker runs it. */
+async function fetchAll() {
+  await t.db.query('UPDATE feeds SET next_fetch_at = now()');
+  await fetchDueFeeds({ db: t.db, logger, newItems: notifications.newItemsHook }, fetcherSettings(t.config));
+}
+const deliver = () => notifications.deliverDue({ db: t.db, logger }, settings());
+
+/** A person subscribed to a new feed (with its first items) and a webhook; the feed's first fetch done. */
+async function subscribed(name: string, first: Item[], hook: string): Promise<{ u: TestUser; guid: string }> {
+  feeds.set(name, first);
+  const u = await t.user(name);
+  const posted = await as(t, u).post('/v1/subscriptions', {
+    subscriptions: [{ feed_url: server.url(`/feeds/${name}`) }],
+  });
+  await notifications.setNotificationSettings(t.db, u.id, { url: hook }, fetcherSettings(t.config).policy);
+  await fetchAll();
+  return { u, guid: posted.body.success[0].guid as string };
+}
+const item = (guid: string, ageSeconds = 0): Item => ({
+  guid,
+  title: `Episode ${guid}`,
+  published: new Date(Date.now() - ageSeconds * 1000),
+});
+const deliveries = async (u: TestUser) =>
+  (await t.db.query('SELECT status, attempts FROM notification_deliveries WHERE user_id = $1', [u.id])).rows;
+
+test(
+  'a feed gains an item: the webhook receives one POST naming it, once',
+  withHook(async (hook) => {
+    const { u } = await subscribed('gains', [item('g0', 3600)], hook.url);
+    feeds.get('gains')!.push(item('g1'));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    expect(hook.got).toHaveLength(1);
+    expect(hook.got[0]!.body.title).toBe('New episode of Show gains');
+    expect(hook.got[0]!.body.episodes.map((e) => e.title)).toEqual(['Episode g1']);
+    expect(hook.got[0]!.body.episodes[0]!.page).toMatch(/^\/web\/episodes\/\d+$/);
+    expect(hook.got[0]!.key).toMatch(/^[0-9a-f-]{36}:hook$/);
+    // Fetched again and delivered again: nothing new, nothing sent twice.
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    expect(hook.got).toHaveLength(1);
+    expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 1 }]);
+  }),
+);
+
+test(
+  "a feed's first fetch and an item older than the subscription send nothing",
+  withHook(async (hook) => {
+    // Dated after the subscription: only the first-fetch rule keeps them out.
+    const { u } = await subscribed('first', [item('f0', -3600), item('f1', -3600)], hook.url);
+    feeds.get('first')!.push(item('f-old', 7 * 86400));
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    expect(hook.got).toHaveLength(0);
+    expect(await deliveries(u)).toEqual([]);
+  }),
+);
+
+test(
+  'a feed turned off, or all notifications off, sends nothing; turned on again, it does',
+  withHook(async (hook) => {
+    const { u, guid } = await subscribed('muted', [item('m0', 3600)], hook.url);
+    await notifications.setFeedNotifications(t.db, u.id, guid, false);
+    feeds.get('muted')!.push(item('m1'));
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    await notifications.setFeedNotifications(t.db, u.id, guid, true);
+    await notifications.setNotificationSettings(t.db, u.id, { enabled: false }, fetcherSettings(t.config).policy);
+    feeds.get('muted')!.push(item('m2'));
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    expect(hook.got).toHaveLength(0);
+    await notifications.setNotificationSettings(t.db, u.id, { enabled: true }, fetcherSettings(t.config).policy);
+    feeds.get('muted')!.push(item('m3'));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode m3']]);
+  }),
+);
+
+test(
+  'several new items of one fetch are one message; a failed POST is retried later, with the same key',
+  withHook(async (hook) => {
+    const { u } = await subscribed('batch', [item('b0', 3600)], hook.url);
+    feeds.get('batch')!.push(item('b1'), item('b2'), item('b3'));
+    await fetchAll();
+    hook.answerWith(503);
+    expect(await deliver()).toBe(1);
+    expect(await deliveries(u)).toEqual([{ status: 'pending', attempts: 1 }]);
+    // Not due yet: the back-off holds it.
+    expect(await deliver()).toBe(0);
+    await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+    hook.answerWith(200);
+    expect(await deliver()).toBe(1);
+    expect(hook.got).toHaveLength(2);
+    expect(hook.got[1]!.key).toBe(hook.got[0]!.key);
+    expect(hook.got[1]!.body.title).toBe('3 new episodes of Show batch');
+    expect(hook.got[1]!.body.episodes.map((e) => e.title)).toEqual(['Episode b1', 'Episode b2', 'Episode b3']);
+    expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 2 }]);
+  }),
+);
+
+test(
+  'at most NOTIFY_DAILY_LIMIT messages a day per person: the next batch is dropped',
+  withHook(async (hook) => {
+    const { u } = await subscribed('limit', [item('l0', 3600)], hook.url);
+    const one = { ...settings(), dailyLimit: 1 };
+    feeds.get('limit')!.push(item('l1'));
+    await fetchAll();
+    expect(await notifications.deliverDue({ db: t.db, logger }, one)).toBe(1);
+    feeds.get('limit')!.push(item('l2'));
+    await fetchAll();
+    expect(await notifications.deliverDue({ db: t.db, logger }, one)).toBe(1);
+    expect(hook.got).toHaveLength(1);
+    const statuses = (await deliveries(u)).map((d) => d.status).sort();
+    expect(statuses).toEqual(['dropped', 'sent']);
+  }),
+);
+
+/** The delivery job in a process of its own (the built code), to be killed. */
+function workerProcess() {
+  const root = path.join(__dirname, '..', '..');
+  const script = `
+    const pino = require('pino');
+    const { createPool } = require('./dist/db/pool');
+    const { loadConfig } = require('./dist/config');
+    const n = require('./dist/notifications/service');
+    const config = loadConfig({ DATABASE_URL: ${JSON.stringify(t.url)}, ...${JSON.stringify(LOOPBACK)} }, { dotenvFile: false });
+    const logger = pino({ level: 'silent' });
+    const db = createPool(config.databaseUrl, { max: 2, timeoutMs: 2000, logger });
+    n.deliverDue({ db, logger }, n.deliverySettings(config));`;
+  return spawn(process.execPath, ['-e', script], { cwd: root, stdio: 'ignore' });
+}
+
+test(
+  'a worker killed mid-delivery: after the restart the POST comes again with the same key, then never again',
+  withHook(async (hook) => {
+    const { u } = await subscribed('crash', [item('c0', 3600)], hook.url);
+    feeds.get('crash')!.push(item('c1'));
+    await fetchAll();
+    const arrived = hook.holdNext();
+    const child = workerProcess();
+    await arrived;
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    hook.release(200); // the answer has nobody to read it: the dead worker never recorded the delivery
+    expect(await deliveries(u)).toEqual([{ status: 'pending', attempts: 0 }]);
+    // The restarted worker: the row's lock went with the dead process's connection (as soon as PostgreSQL
+    // has seen that connection close).
+    let sent = 0;
+    for (const end = Date.now() + 10_000; sent === 0 && Date.now() < end; await sleep(50)) sent = await deliver();
+    expect(sent).toBe(1);
+    expect(await deliver()).toBe(0);
+    expect(hook.got).toHaveLength(2);
+    expect(new Set(hook.got.map((g) => g.key)).size).toBe(1);
+    expect(hook.got.map((g) => g.body.episodes[0]!.title)).toEqual(['Episode c1', 'Episode c1']);
+    expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 1 }]);
+  }),
+);
+
+test('the address policy refuses a private webhook URL, as it refuses a private feed', async () => {
+  const u = await t.user('private');
+  const strict = fetcherSettings({ ...t.config, feedFetchAllowCidrs: [] }).policy;
+  for (const url of ['http://10.0.0.1/hook', 'http://[::1]/hook', 'http://192.168.1.2/hook', 'ftp://example.org/x']) {
+    await expect(notifications.setNotificationSettings(t.db, u.id, { url }, strict)).rejects.toThrow(InvalidInput);
+  }
+  // A name that resolves to a private address is refused when the request is made: "Send a test" says so.
+  await notifications.setNotificationSettings(t.db, u.id, { url: 'http://localhost:9/hook' }, strict);
+  const answer = await notifications.sendTest(t.db, u.id, { ...settings(), policy: strict });
+  expect(answer).toEqual({ ok: false, answer: expect.stringMatching(/refused address/) });
+});
+
+test('the settings over /v1/account/settings: read, changed, a private URL refused; in the OpenAPI document', async () => {
+  const u = await t.user('v1');
+  const api = as(t, u);
+  const before = await api.get('/v1/account/settings');
+  expect(before.status).toBe(200);
+  expect(before.body).toEqual({
+    notifications: { enabled: true, url: null, kind: 'webhook', browsers: 0, daily_limit: 20 },
+  });
+  const changed = await api.patch('/v1/account/settings', {
+    notifications: { url: 'https://ntfy.example/my-topic', kind: 'ntfy' },
+  });
+  expect(changed.status).toBe(200);
+  expect(changed.body.notifications).toMatchObject({
+    enabled: true,
+    url: 'https://ntfy.example/my-topic',
+    kind: 'ntfy',
+  });
+  expect(
+    (await api.patch('/v1/account/settings', { notifications: { enabled: false } })).body.notifications,
+  ).toMatchObject({ enabled: false, url: 'https://ntfy.example/my-topic' });
+  const strict = await testApp();
+  try {
+    const w = await strict.user('strict');
+    const refused = await as(strict, w).patch('/v1/account/settings', {
+      notifications: { url: 'http://192.168.0.9/x' },
+    });
+    expect(refused.status).toBe(405);
+    expect(refused.body.message).toMatch(/private address/);
+  } finally {
+    await strict.close();
+  }
+  expect((await api.patch('/v1/account/settings', { notifications: { colour: 'red' } })).status).toBe(405);
+  const doc = await api.get('/openapi.json');
+  expect(Object.keys(doc.body.paths)).toEqual(
+    expect.arrayContaining(['/v1/account/settings', '/v1/account/notifications/test']),
+  );
+});
+
+test(
+  '"Send a test" posts a test message to the URL now and shows what it answered',
+  withHook(async (hook) => {
+    const u = await t.user('tester');
+    const api = as(t, u);
+    expect((await api.post('/v1/account/notifications/test')).body).toEqual({ ok: false, answer: 'No URL is set.' });
+    await api.patch('/v1/account/settings', { notifications: { url: hook.url } });
+    expect((await api.post('/v1/account/notifications/test')).body).toEqual({
+      ok: true,
+      status: 200,
+      answer: 'thanks',
+    });
+    hook.answerWith(401);
+    expect((await api.post('/v1/account/notifications/test')).body).toEqual({
+      ok: false,
+      status: 401,
+      answer: 'thanks',
+    });
+    expect(hook.got.map((g) => g.body.title)).toEqual(['A test from castsync', 'A test from castsync']);
+  }),
+);
