@@ -1,6 +1,7 @@
 // What every scenario of the benchmark shares: the settings, PostgreSQL, processes, the load generator and
 // CPU accounting from /proc. See bench/README.md.
 import http from 'node:http';
+import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -117,6 +118,16 @@ function faults(pids) {
   }
   return out;
 }
+// Bytes a process has read and written through system calls so far (/proc/<pid>/io: sockets, pipes and
+// files alike); zeros once it is gone.
+function io(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return { read: Number(/^rchar: (\d+)/m.exec(text)[1]), written: Number(/^wchar: (\d+)/m.exec(text)[1]) };
+  } catch {
+    return { read: 0, written: 0 };
+  }
+}
 // What the processes alive now used since `before` (those started since count from zero).
 const usedSince = (now, before) => [...now].reduce((sum, [pid, n]) => sum + n - (before.get(pid) ?? 0), 0);
 const cpuSince = (before, pids) => usedSince(cpuMs(pids), before);
@@ -146,7 +157,7 @@ export const postgresPids = () =>
     .map((p) => p.pid);
 
 export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
-  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids()), faults([watch]), faults(postgresPids())];
+  const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids()), faults([watch]), faults(postgresPids()), io(watch)];
   const lat = [];
   let errors = 0,
     i = 0;
@@ -173,6 +184,9 @@ export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, 
     // Fresh pages mapped per request: what a machine with dear pages pays fresh_page_us for each.
     server_faults: usedSince(faults([watch]), cpu0[2]) / lat.length,
     postgres_faults: usedSince(faults(postgresPids()), cpu0[3]) / lat.length,
+    // Bytes the server read (from PostgreSQL and the clients) and wrote (to them) per request.
+    server_read_bytes: (io(watch).read - cpu0[4].read) / lat.length,
+    server_written_bytes: (io(watch).written - cpu0[4].written) / lat.length,
   };
   return { rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors, ...cpu };
 }
@@ -256,6 +270,36 @@ export function freshPageMicros() {
     for (let i = 0; i < size; i += page) buf[i] = 1;
     times.push(Number(process.hrtime.bigint() - t0) / 1e3 / (size / page));
   }
+  return median(times);
+}
+
+/**
+ * What moving bytes through a loopback socket costs this machine: 64 MiB written in 100 KiB pieces to a
+ * server in this process that reads them, in µs of CPU (both ends, user and system) per 100 KiB, median
+ * of three. Every answer pays it twice on its way (PostgreSQL to the server, the server to the client);
+ * with fresh_page_us it tells two machines' figures apart.
+ */
+export async function loopbackCopyMicros() {
+  const piece = Buffer.alloc(100 * 1024, 'x');
+  const pieces = 640;
+  const once = async () => {
+    let received = 0;
+    const server = net.createServer((s) => s.on('data', (d) => (received += d.length)));
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    const socket = net.connect(server.address().port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < pieces; i++) {
+      if (!socket.write(piece)) await new Promise((r) => socket.once('drain', r));
+    }
+    while (received < pieces * piece.length) await new Promise((r) => setImmediate(r));
+    const cpu = process.cpuUsage(cpu0);
+    socket.destroy();
+    server.close();
+    return (cpu.user + cpu.system) / pieces;
+  };
+  const times = [];
+  for (let k = 0; k < 3; k++) times.push(await once());
   return median(times);
 }
 

@@ -6,7 +6,7 @@
 // skips the scale phase), BIG_SUBS, DATABASE_URL (else an embedded PostgreSQL). Prints a table, then one
 // JSON line.
 import { createContext, seedUsers } from './context.mjs';
-import { CONN, freshPageMicros, log, ROUNDS, round, SECONDS, SUBS, USERS } from './lib.mjs';
+import { CONN, freshPageMicros, loopbackCopyMicros, log, ROUNDS, round, SECONDS, SUBS, USERS } from './lib.mjs';
 import basicBearer from './scenarios/basic-bearer.mjs';
 import episodeActions from './scenarios/episode-actions.mjs';
 import episodeDownload from './scenarios/episode-download.mjs';
@@ -40,8 +40,9 @@ const SCENARIOS = {
 const chosen = process.env.SCENARIOS?.split(',').map((s) => s.trim()) ?? Object.keys(SCENARIOS);
 for (const name of chosen) if (!SCENARIOS[name]) throw new Error(`no scenario ${name}: ${Object.keys(SCENARIOS)}`);
 
-// First, before PostgreSQL and castsync run: what a fresh page of memory costs this machine today.
-const results = { fresh_page_us: freshPageMicros() };
+// First, before PostgreSQL and castsync run: what a fresh page of memory and a loopback copy cost this
+// machine today, so that figures from two machines can be told apart.
+const results = { fresh_page_us: freshPageMicros(), loopback_copy_us_per_100kib: await loopbackCopyMicros() };
 const ctx = await createContext();
 try {
   await ctx.start();

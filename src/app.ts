@@ -11,6 +11,7 @@ import * as deletions from './deletions/service';
 import * as feeds from './feeds/service';
 import { feedRegistry } from './feeds/service';
 import { directoryRegistry } from './directory/service';
+import { compression } from './http/compression';
 import { errorHandler, notFound } from './http/error-handler';
 import { authLimits, type AuthLimits } from './http/limits';
 import { createMetrics } from './http/metrics';
@@ -64,6 +65,7 @@ export function createApp({
   securityHeaders(app);
   requestIds(app, foreground);
   requestLog(app, logger);
+  app.use(compression(config.compression, config.compressionMinBytes));
   app.use(metrics.middleware);
   app.use(opsRoutes(db, metrics, state, openApiDocument(), config.metricsToken));
   doors(app, ctx, limits);

@@ -63,6 +63,10 @@ const schema = z.object({
   AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().positive().default(20),
   RATE_LIMIT_WINDOW: seconds.default(900),
   SHUTDOWN_TIMEOUT: seconds.default(10),
+  // Answers compressed (gzip, brotli) for clients that accept it; false behind a proxy that compresses.
+  COMPRESSION: flag.default(true),
+  // Answers shorter than this go as they are: one TCP segment either way.
+  COMPRESSION_MIN_BYTES: z.coerce.number().int().min(0).default(1400),
   // Set: GET /metrics answers only a request with `Authorization: Bearer <METRICS_TOKEN>`.
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters (openssl rand -hex 32)').optional(),
   WORKER: flag.default(true),

@@ -33,16 +33,24 @@ const text = (v: unknown, name: string): string | undefined => {
   return v;
 };
 
-/** The download's answer from its first pages and the rest: the same bytes as one string would be. */
+/**
+ * The download's answer from its first pages and the rest: the same bytes as one string would be. Each
+ * page goes as PostgreSQL wrote it, the brackets and commas as pieces of their own: a page joined to
+ * another text would be copied whole first.
+ */
 async function* actionsAnswer(read: string[], rest: AsyncGenerator<string, Date, undefined>) {
   try {
-    yield `{"actions":[${read.join(',')}`;
+    yield '{"actions":[';
+    yield read[0]!;
+    yield ',';
+    yield read[1]!;
     for (let next = await rest.next(); ; next = await rest.next()) {
       if (next.done) {
         yield `],"timestamp":${clientTimestamp(next.value)}}`;
         return;
       }
-      yield `,${next.value}`;
+      yield ',';
+      yield next.value;
     }
   } finally {
     // The client went away or a write failed: no more pages (a finished reading ignores this).
