@@ -38,6 +38,13 @@ export function chooseEncoding(header: string | undefined): Encoding | undefined
   return weight(best) > 0 && weight(best) >= (weights.get('identity') ?? 0) ? best : undefined;
 }
 
+/**
+ * Web pages are never compressed: each carries its form's CSRF token, and many echo what a request asked
+ * (a search, a URL), the two that BREACH needs to read a secret from the size of compressed answers.
+ * Their stylesheet and scripts, which hold no secret, are compressed.
+ */
+const SECRET_BEARING = /^text\/html/i;
+
 /** Text formats; not an event stream, which stays open (and is not an answer this server sends). */
 const COMPRESSIBLE = /^(text\/(?!event-stream)|application\/([\w.-]+\+)?(json|xml|javascript)|image\/svg\+xml)/i;
 
@@ -47,7 +54,8 @@ function worthIt(res: Response, minBytes: number, length: number | undefined): b
   if (status < 200 || status === 204 || status === 206 || status === 304) return false;
   if (res.getHeader('Content-Encoding') !== undefined) return false;
   if (/\bno-transform\b/i.test(String(res.getHeader('Cache-Control') ?? ''))) return false;
-  if (!COMPRESSIBLE.test(String(res.getHeader('Content-Type') ?? ''))) return false;
+  const type = String(res.getHeader('Content-Type') ?? '');
+  if (!COMPRESSIBLE.test(type) || SECRET_BEARING.test(type)) return false;
   const declared = res.getHeader('Content-Length');
   const size = declared === undefined ? length : Number(declared);
   return size === undefined || size >= minBytes;

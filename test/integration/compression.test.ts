@@ -100,13 +100,25 @@ describe('compression on', () => {
   });
 
   test('a tiny answer goes as it is, with its length', async () => {
-    const r = await raw(t, `/api/2/episodes/${u.name}.json?since=0&device=none`, {
+    const nothing = encodeURIComponent('https://nothing.example/feed.xml');
+    const r = await raw(t, `/api/2/episodes/${u.name}.json?since=0&podcast=${nothing}`, {
       ...OKHTTP,
       authorization: u.basic,
     });
     expect(r.headers['content-encoding']).toBeUndefined();
     expect(r.headers['content-length']).toBe(String(r.body.length));
     expect(JSON.parse(r.body.toString('utf8'))).toMatchObject({ actions: [] });
+  });
+
+  test('a web page goes as it is (its CSRF token beside echoed input: BREACH), its stylesheet compressed', async () => {
+    const page = await raw(t, '/?next=%2Fweb%2Fnew', { 'accept-encoding': 'gzip, br' });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-encoding']).toBeUndefined();
+    expect(page.body.length).toBeGreaterThan(1400);
+    expect(page.body.toString('utf8')).toContain('<form');
+    const css = await raw(t, '/static/style.css', { 'accept-encoding': 'gzip, br' });
+    expect(css.headers['content-encoding']).toBe('br');
   });
 
   test('HEAD is not compressed', async () => {
