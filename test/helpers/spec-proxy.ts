@@ -1,0 +1,182 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+// Stoplight Prism's validation proxy (`prism proxy <schema> <upstream> --errors=false`) in front of castsync,
+// one Prism per schema of the Open Podcast API (test/fixtures/opa-spec), with two small servers of ours:
+//
+//   client ─▶ front ─▶ Prism (main: /v1, subscriptions-redux: /api/v1) ─▶ back ─▶ castsync
+//
+// The front sends `/v1/…` to the `main` schema's Prism (whose paths are relative to the `/v1` root, so the
+// front takes `/v1` off and Prism's upstream puts it back) and `/api/v1/…` to the `subscriptions-redux`
+// schema's Prism (whose paths carry `/api/v1`). It reads Prism's `sl-violations` header off each answer,
+// keeps it, and passes the answer on without it. The back hands each request Prism forwards to the
+// castsync it names: an app in this process (`x-spec-proxy-app`, see `register`) or a server elsewhere
+// (`x-spec-proxy-upstream`, an origin such as http://127.0.0.1:8080).
+
+const APP_HEADER = 'x-spec-proxy-app';
+const UPSTREAM_HEADER = 'x-spec-proxy-upstream';
+const SCHEMAS = join(__dirname, '..', 'fixtures', 'opa-spec');
+
+/** One of Prism's findings. */
+export type Violation = { location: string[]; code: string | number; message: string; severity: string };
+
+/** A request Prism checked, its answer, and what Prism found (the answer's JSON body when it found anything). */
+export type Exchange = { method: string; path: string; status: number; violations: Violation[]; body?: unknown };
+
+/** Which schema checks a path, and the path Prism is given. */
+function route(path: string): { mount: Mount; path: string } | undefined {
+  if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1?'))
+    return { mount: 'main', path: path.slice('/v1'.length) || '/' };
+  if (path.startsWith('/api/v1/') || path.startsWith('/api/v1?')) return { mount: 'redux', path };
+  return undefined;
+}
+type Mount = 'main' | 'redux';
+
+/** Whether a request of this path goes through Prism. */
+export const checkedBySpec = (path: string): boolean => route(path) !== undefined;
+
+async function listen(handler: RequestListener): Promise<{ server: http.Server; origin: string }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+async function freePort(): Promise<number> {
+  const { server, origin } = await listen(() => undefined);
+  await new Promise((resolve) => server.close(resolve));
+  return Number(new URL(origin).port);
+}
+
+/** Passes a request on to `target` and its answer back, letting `onAnswer` see and change the headers. */
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: URL,
+  headers: http.OutgoingHttpHeaders,
+  onAnswer: (answer: IncomingMessage) => void = () => undefined,
+): void {
+  const out = http.request(target, { method: req.method, headers: { ...headers, host: target.host } }, (answer) => {
+    onAnswer(answer);
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  out.on('error', (e) => {
+    res.writeHead(502, { 'content-type': 'text/plain' });
+    res.end(`spec proxy: ${e.message}`);
+  });
+  req.pipe(out);
+}
+
+/**
+ * Prism's header: a JSON list; past 8 KiB, "Too many violations! " and the list cut short. Then the whole
+ * findings are kept and one more says the rest went unread (Prism lists the request's before the answer's,
+ * so the cut may hide the answer's).
+ */
+function parseViolations(header: string): Violation[] {
+  const cut = /^Too many violations! (.*)$/s.exec(header);
+  if (!cut) return JSON.parse(header);
+  const whole = cut[1]!.slice(0, cut[1]!.lastIndexOf('},{') + 1);
+  const unread = { location: ['unread'], code: 'unread', message: 'more than the header holds', severity: 'Error' };
+  return [...(whole ? JSON.parse(`${whole}]`) : []), unread];
+}
+
+async function startPrism(schema: string, upstream: string): Promise<{ child: ChildProcess; origin: string }> {
+  const port = await freePort();
+  const cli = require.resolve('@stoplight/prism-cli/dist/index.js');
+  const args = [cli, 'proxy', join(SCHEMAS, schema, 'schema.yml'), upstream, '--errors=false'];
+  const child = spawn(process.execPath, [...args, '-h', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    const seen = (d: Buffer) => {
+      log = (log + d.toString()).slice(-5000);
+      if (log.includes('Prism is listening')) resolve();
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.on('exit', (code) => reject(new Error(`prism exited (${code}) before listening:\n${log}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
+export type SpecProxy = {
+  /** Where clients send their requests. */
+  origin: string;
+  /** Every request Prism checked, in the order of the answers. */
+  exchanges: Exchange[];
+  /** Names an app of this process: requests with the returned headers reach it. */
+  register: (app: RequestListener) => Record<string, string>;
+  /** The headers that send a request through to a castsync server elsewhere. */
+  upstream: (origin: string) => Record<string, string>;
+  stop: () => Promise<void>;
+};
+
+let active: SpecProxy | undefined;
+
+/** The proxy started last and not yet stopped, if any. */
+export const activeSpecProxy = (): SpecProxy | undefined => active;
+
+export async function startSpecProxy(): Promise<SpecProxy> {
+  const apps: RequestListener[] = [];
+  const ids = new Map<RequestListener, string>();
+  const back = await listen((req, res) => {
+    const app = apps[Number(req.headers[APP_HEADER])];
+    if (app) return void app(req, res);
+    const origin = req.headers[UPSTREAM_HEADER];
+    if (typeof origin !== 'string') {
+      res.writeHead(500).end('spec proxy: the request names no castsync');
+      return;
+    }
+    forward(req, res, new URL(req.url!, origin), req.headers);
+  });
+  const prisms: Record<Mount, { child: ChildProcess; origin: string }> = {
+    main: await startPrism('main', `${back.origin}/v1`),
+    redux: await startPrism('subscriptions-redux', back.origin),
+  };
+  const exchanges: Exchange[] = [];
+  const front = await listen((req, res) => {
+    const to = route(req.url!);
+    if (!to) {
+      res.writeHead(500).end(`spec proxy: no schema checks ${req.url}`);
+      return;
+    }
+    forward(req, res, new URL(to.path, prisms[to.mount].origin), req.headers, (answer) => {
+      const found = answer.headers['sl-violations'];
+      delete answer.headers['sl-violations'];
+      const exchange: Exchange = { method: req.method!, path: req.url!, status: answer.statusCode!, violations: [] };
+      exchanges.push(exchange);
+      if (typeof found !== 'string') return;
+      exchange.violations = parseViolations(found);
+      const chunks: Buffer[] = [];
+      answer.on('data', (c: Buffer) => chunks.push(c));
+      answer.on('end', () => {
+        try {
+          exchange.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          exchange.body = undefined;
+        }
+      });
+    });
+  });
+  active = {
+    origin: front.origin,
+    exchanges,
+    register: (app) => {
+      if (!ids.has(app)) ids.set(app, String(apps.push(app) - 1));
+      return { [APP_HEADER]: ids.get(app)! };
+    },
+    upstream: (origin) => ({ [UPSTREAM_HEADER]: origin }),
+    stop: async () => {
+      active = undefined;
+      for (const { child } of Object.values(prisms)) if (child.exitCode === null) process.kill(child.pid!);
+      for (const { server } of [front, back]) server.closeAllConnections();
+      await Promise.all([front, back].map(({ server }) => new Promise((r) => server.close(r))));
+    },
+  };
+  return active;
+}
