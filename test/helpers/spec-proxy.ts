@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 // Stoplight Prism's validation proxy (`prism proxy <schema> <upstream> --errors=false`) in front of castsync,
 // one Prism per schema of the Open Podcast API (test/fixtures/opa-spec), with two small servers of ours:
@@ -49,24 +50,61 @@ async function freePort(): Promise<number> {
   return Number(new URL(origin).port);
 }
 
-/** Passes a request on to `target` and its answer back, letting `onAnswer` see and change the headers. */
+/**
+ * Passes a request (its body read already, or else streamed) on to `target` and its answer back, letting
+ * `onAnswer` see and change the answer's headers. Each answer closes its connection: a client never reuses
+ * one that an early answer (a 413 to a body still being sent) left half-read.
+ */
 function forward(
   req: IncomingMessage,
   res: ServerResponse,
-  target: URL,
-  headers: http.OutgoingHttpHeaders,
+  to: { target: URL; headers: http.OutgoingHttpHeaders; body?: Buffer },
   onAnswer: (answer: IncomingMessage) => void = () => undefined,
 ): void {
-  const out = http.request(target, { method: req.method, headers: { ...headers, host: target.host } }, (answer) => {
+  const headers = { ...to.headers, host: to.target.host };
+  const out = http.request(to.target, { method: req.method, headers }, (answer) => {
     onAnswer(answer);
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    delete answer.headers['keep-alive'];
+    res.writeHead(answer.statusCode ?? 502, { ...answer.headers, connection: 'close' });
     answer.pipe(res);
   });
   out.on('error', (e) => {
-    res.writeHead(502, { 'content-type': 'text/plain' });
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(502, { 'content-type': 'text/plain', connection: 'close' });
     res.end(`spec proxy: ${e.message}`);
   });
-  req.pipe(out);
+  if (to.body) out.end(to.body);
+  else req.pipe(out);
+}
+
+async function bodyOf(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A body said to be JSON that is not: Prism answers it itself (400), never asking castsync. */
+function unreadableJson(req: IncomingMessage, body: Buffer): boolean {
+  if (body.length === 0 || !/json/i.test(req.headers['content-type'] ?? '')) return false;
+  try {
+    JSON.parse(body.toString('utf8'));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** The answer's JSON body, once it has passed. */
+function keepBody(answer: IncomingMessage, into: Exchange): void {
+  const chunks: Buffer[] = [];
+  answer.on('data', (c: Buffer) => chunks.push(c));
+  answer.on('end', () => {
+    try {
+      into.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      into.body = undefined;
+    }
+  });
 }
 
 /**
@@ -111,8 +149,11 @@ export type SpecProxy = {
   exchanges: Exchange[];
   /** Names an app of this process: requests with the returned headers reach it. */
   register: (app: RequestListener) => Record<string, string>;
-  /** The headers that send a request through to a castsync server elsewhere. */
-  upstream: (origin: string) => Record<string, string>;
+  /**
+   * The `node` arguments and environment that send the fetch requests of a suite in another process
+   * through the proxy, to the castsync server each was for (spec-proxy-fetch.mjs).
+   */
+  fetchThrough: () => { execArgv: string[]; env: Record<string, string> };
   stop: () => Promise<void>;
 };
 
@@ -132,35 +173,32 @@ export async function startSpecProxy(): Promise<SpecProxy> {
       res.writeHead(500).end('spec proxy: the request names no castsync');
       return;
     }
-    forward(req, res, new URL(req.url!, origin), req.headers);
+    forward(req, res, { target: new URL(req.url!, origin), headers: req.headers });
   });
   const prisms: Record<Mount, { child: ChildProcess; origin: string }> = {
     main: await startPrism('main', `${back.origin}/v1`),
     redux: await startPrism('subscriptions-redux', back.origin),
   };
   const exchanges: Exchange[] = [];
-  const front = await listen((req, res) => {
+  const front = await listen(async (req, res) => {
     const to = route(req.url!);
     if (!to) {
       res.writeHead(500).end(`spec proxy: no schema checks ${req.url}`);
       return;
     }
-    forward(req, res, new URL(to.path, prisms[to.mount].origin), req.headers, (answer) => {
+    const body = await bodyOf(req);
+    // Straight to castsync, unjudged: the spec cannot judge what cannot be read.
+    if (unreadableJson(req, body))
+      return void forward(req, res, { target: new URL(req.url!, back.origin), headers: req.headers, body });
+    const target = new URL(to.path, prisms[to.mount].origin);
+    forward(req, res, { target, headers: req.headers, body }, (answer) => {
       const found = answer.headers['sl-violations'];
       delete answer.headers['sl-violations'];
       const exchange: Exchange = { method: req.method!, path: req.url!, status: answer.statusCode!, violations: [] };
       exchanges.push(exchange);
       if (typeof found !== 'string') return;
       exchange.violations = parseViolations(found);
-      const chunks: Buffer[] = [];
-      answer.on('data', (c: Buffer) => chunks.push(c));
-      answer.on('end', () => {
-        try {
-          exchange.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          exchange.body = undefined;
-        }
-      });
+      keepBody(answer, exchange);
     });
   });
   active = {
@@ -170,7 +208,10 @@ export async function startSpecProxy(): Promise<SpecProxy> {
       if (!ids.has(app)) ids.set(app, String(apps.push(app) - 1));
       return { [APP_HEADER]: ids.get(app)! };
     },
-    upstream: (origin) => ({ [UPSTREAM_HEADER]: origin }),
+    fetchThrough: () => ({
+      execArgv: ['--import', pathToFileURL(join(__dirname, 'spec-proxy-fetch.mjs')).href],
+      env: { SPEC_PROXY_ORIGIN: front.origin, SPEC_PROXY_UPSTREAM_HEADER: UPSTREAM_HEADER },
+    }),
     stop: async () => {
       active = undefined;
       for (const { child } of Object.values(prisms)) if (child.exitCode === null) process.kill(child.pid!);
