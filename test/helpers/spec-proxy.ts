@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 
 const APP_HEADER = 'x-spec-proxy-app';
 const UPSTREAM_HEADER = 'x-spec-proxy-upstream';
+const CANNED_HEADER = 'x-spec-proxy-canned';
 const SCHEMAS = join(__dirname, '..', 'fixtures', 'opa-spec');
 
 /** One of Prism's findings. */
@@ -94,31 +95,24 @@ function unreadableJson(req: IncomingMessage, body: Buffer): boolean {
   }
 }
 
-/** The answer's JSON body, once it has passed. */
-function keepBody(answer: IncomingMessage, into: Exchange): void {
-  const chunks: Buffer[] = [];
-  answer.on('data', (c: Buffer) => chunks.push(c));
-  answer.on('end', () => {
-    try {
-      into.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      into.body = undefined;
-    }
-  });
+/**
+ * Prism's header: a JSON list; past 8 KiB, "Too many violations! " and the list cut short: then the whole
+ * findings, and `cut`.
+ */
+function parseViolations(header: string): { violations: Violation[]; cut: boolean } {
+  const cut = /^Too many violations! (.*)$/s.exec(header);
+  if (!cut) return { violations: JSON.parse(header), cut: false };
+  const whole = cut[1]!.slice(0, cut[1]!.lastIndexOf('},{') + 1);
+  return { violations: whole ? JSON.parse(`${whole}]`) : [], cut: true };
 }
 
-/**
- * Prism's header: a JSON list; past 8 KiB, "Too many violations! " and the list cut short. Then the whole
- * findings are kept and one more says the rest went unread (Prism lists the request's before the answer's,
- * so the cut may hide the answer's).
- */
-function parseViolations(header: string): Violation[] {
-  const cut = /^Too many violations! (.*)$/s.exec(header);
-  if (!cut) return JSON.parse(header);
-  const whole = cut[1]!.slice(0, cut[1]!.lastIndexOf('},{') + 1);
-  const unread = { location: ['unread'], code: 'unread', message: 'more than the header holds', severity: 'Error' };
-  return [...(whole ? JSON.parse(`${whole}]`) : []), unread];
-}
+/** What stands for the findings Prism could not fit in its header. */
+const UNREAD: Violation = {
+  location: ['response', 'unread'],
+  code: 'unread',
+  message: "more findings than Prism's header holds",
+  severity: 'Error',
+};
 
 async function startPrism(schema: string, upstream: string): Promise<{ child: ChildProcess; origin: string }> {
   const port = await freePort();
@@ -147,6 +141,8 @@ export type SpecProxy = {
   origin: string;
   /** Every request Prism checked, in the order of the answers. */
   exchanges: Exchange[];
+  /** Resolves once every exchange so far is fully judged (see `rejudge`). */
+  settled: () => Promise<unknown>;
   /** Names an app of this process: requests with the returned headers reach it. */
   register: (app: RequestListener) => Record<string, string>;
   /**
@@ -162,10 +158,28 @@ let active: SpecProxy | undefined;
 /** The proxy started last and not yet stopped, if any. */
 export const activeSpecProxy = (): SpecProxy | undefined => active;
 
+/** Sends a request without a body and reads the answer's `sl-violations` header. */
+function violationsOf(target: URL, method: string, headers: http.OutgoingHttpHeaders) {
+  return new Promise<{ violations: Violation[]; cut: boolean }>((resolve, reject) => {
+    const out = http.request(target, { method, headers: { ...headers, host: target.host } }, (answer) => {
+      answer.resume();
+      const found = answer.headers['sl-violations'];
+      resolve(typeof found === 'string' ? parseViolations(found) : { violations: [], cut: false });
+    });
+    out.on('error', reject);
+    out.end();
+  });
+}
+
+type Canned = { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
+
 export async function startSpecProxy(): Promise<SpecProxy> {
   const apps: RequestListener[] = [];
   const ids = new Map<RequestListener, string>();
+  const canned: Canned[] = [];
   const back = await listen((req, res) => {
+    const answer = canned[Number(req.headers[CANNED_HEADER] ?? NaN)];
+    if (answer) return void res.writeHead(answer.status, answer.headers).end(answer.body);
     const app = apps[Number(req.headers[APP_HEADER])];
     if (app) return void app(req, res);
     const origin = req.headers[UPSTREAM_HEADER];
@@ -180,6 +194,26 @@ export async function startSpecProxy(): Promise<SpecProxy> {
     redux: await startPrism('subscriptions-redux', back.origin),
   };
   const exchanges: Exchange[] = [];
+  const pending: Promise<void>[] = [];
+
+  /**
+   * When Prism's header was cut, its findings on the answer are likely among those left out (it lists the
+   * request's first). So the answer is judged again: the same request without its body, to an upstream
+   * that gives back the very answer castsync gave; that request's body is then no finding's. Cut again, a
+   * finding says that the rest went unread, and the answer does not pass.
+   */
+  const rejudge = async (exchange: Exchange, target: URL, req: IncomingMessage, answer: Canned) => {
+    const headers = { ...req.headers, 'content-length': '0', [CANNED_HEADER]: String(canned.push(answer) - 1) };
+    delete headers['transfer-encoding'];
+    const again = await violationsOf(target, req.method!, headers);
+    const ofAnswer = again.violations.filter((v) => v.location[0] === 'response');
+    exchange.violations = [
+      ...exchange.violations.filter((v) => v.location[0] !== 'response'),
+      ...ofAnswer,
+      ...(again.cut ? [UNREAD] : []),
+    ];
+  };
+
   const front = await listen(async (req, res) => {
     const to = route(req.url!);
     if (!to) {
@@ -197,13 +231,27 @@ export async function startSpecProxy(): Promise<SpecProxy> {
       const exchange: Exchange = { method: req.method!, path: req.url!, status: answer.statusCode!, violations: [] };
       exchanges.push(exchange);
       if (typeof found !== 'string') return;
-      exchange.violations = parseViolations(found);
-      keepBody(answer, exchange);
+      const { violations, cut } = parseViolations(found);
+      exchange.violations = violations;
+      const chunks: Buffer[] = [];
+      answer.on('data', (c: Buffer) => chunks.push(c));
+      const ended = new Promise<void>((resolve) => answer.on('end', resolve));
+      const judged = ended.then(async () => {
+        const raw = Buffer.concat(chunks);
+        try {
+          exchange.body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          exchange.body = undefined;
+        }
+        if (cut) await rejudge(exchange, target, req, { status: exchange.status, headers: answer.headers, body: raw });
+      });
+      pending.push(judged);
     });
   });
   active = {
     origin: front.origin,
     exchanges,
+    settled: () => Promise.all(pending),
     register: (app) => {
       if (!ids.has(app)) ids.set(app, String(apps.push(app) - 1));
       return { [APP_HEADER]: ids.get(app)! };
