@@ -123,6 +123,7 @@ export default tseslint.config(
       'src/timestamps.ts',
       'src/addresses.ts',
       'src/text.ts',
+      'src/uuid.ts',
       'src/version.ts',
     ],
     [

@@ -11,6 +11,8 @@ declare module 'express-serve-static-core' {
   interface Locals {
     /** Why the request's input was refused: the request log's line says it, as a warning. */
     refused?: string;
+    /** What a door's error body has beside `{code, message}` (the sync draft's `{error, description}`). */
+    errorFields?: (e: HttpError) => Record<string, string>;
   }
 }
 
@@ -53,7 +55,10 @@ export const notFound: RequestHandler = () => {
   throw new HttpError(404, 'Resource not found');
 };
 
-/** The app's last handler: the `{code, message}` body that the Open Podcast API and gpodder.net share. */
+/**
+ * The app's last handler: the `{code, message}` body that the Open Podcast API and gpodder.net share, and
+ * what the door set in `res.locals.errorFields`.
+ */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const httpError = lastResort(logger, err, req, res);
@@ -63,6 +68,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     res.set(httpError.headers);
-    res.status(httpError.status).json({ code: String(httpError.status), message: httpError.message });
+    res.status(httpError.status).json({
+      code: String(httpError.status),
+      message: httpError.message,
+      ...res.locals.errorFields?.(httpError),
+    });
   };
 }

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { storable } from '../text';
+import { uuidV5 } from '../uuid';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -56,9 +57,6 @@ export function urlHash(key: string): string {
   return hash('sha256', key, 'hex').slice(0, 32);
 }
 
-/** A variant digit with its two high bits set to 10, by the digit's value. */
-const VARIANT = '89ab89ab89ab89ab';
-
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A UUID in any case, returned lower case; undefined when the value is not one. */
@@ -79,10 +77,7 @@ const schemeLength = (url: string): number =>
 export function podcastGuid(feedUrl: string): string {
   let end = feedUrl.length;
   while (end > 0 && feedUrl.charCodeAt(end - 1) === 0x2f) end--;
-  const name = feedUrl.slice(schemeLength(feedUrl), end);
-  const h = hash('sha1', Buffer.concat([PODCAST_NAMESPACE, Buffer.from(name, 'utf8')]), 'hex');
-  // The first 128 bits in the 8-4-4-4-12 form, with version 5 and the RFC 9562 variant.
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[parseInt(h[16]!, 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return uuidV5(PODCAST_NAMESPACE, feedUrl.slice(schemeLength(feedUrl), end));
 }
 
 /** The url_hash of a feed URL (the hash of its URL key), or undefined for a URL the rules refuse. */

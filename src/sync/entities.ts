@@ -9,7 +9,13 @@ import type { SyncSubscription } from './types';
 export function subscriptionOf(row: EntityRow): SyncSubscription {
   const subscribed = row.is_subscribed && row.deleted === null;
   const noted = row.stamp !== null && row.stamp.getTime() === row.changed.getTime();
-  const base = { syncId: row.sync_id, guid: row.guid, feedUrl: row.feed_url, changed: row.changed };
+  const base = {
+    syncId: row.sync_id,
+    guid: row.guid,
+    feedUrl: row.feed_url,
+    changed: row.changed,
+    deleted: row.deleted !== null,
+  };
   if (noted) {
     return {
       ...base,

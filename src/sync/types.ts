@@ -10,6 +10,8 @@ export type SyncSubscription = {
   subscribedAt: Date;
   /** Set while the record is not subscribed (unsubscribed or deleted). */
   unsubscribedAt?: Date;
+  /** Whether the record was deleted (through /v1's DELETE), not only unsubscribed. */
+  deleted: boolean;
   /** What last-write-wins compares: the app's time of the latest change through a sync action, else the server's. */
   lastUpdated: Date;
   /** The server's change stamp of the record's latest change: what `since` compares. */

@@ -1,6 +1,9 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import pino from 'pino';
 import request from 'supertest';
+import { performDeletion } from '../../src/deletions/service';
 import { as, expectError, ISO_MS, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // The Open Podcast API's sync draft under /api/v1 (experimental): actions, last write wins, retries,
@@ -58,12 +61,25 @@ async function pull(u: TestUser, query = '', client?: string) {
   const r = await req;
   expect(r.status).toBe(200);
   return r.body as {
-    results: { type: string; last_updated: string; data: Sub }[];
+    results: {
+      type: string;
+      action: string;
+      action_id: string;
+      occurred_at: string;
+      last_updated: string;
+      data: Sub;
+    }[];
     has_more: boolean;
     has_next: boolean;
     next_since: string;
     previous_since?: string;
   };
+}
+/** The error body of this door: /v1's `{code, message}` and the draft's `{error, description}`. */
+function expectSyncError(res: request.Response, status: number, message: RegExp | string) {
+  const { error, description, ...v1 } = res.body as Record<string, unknown>;
+  expect({ error, description }).toEqual({ error: STATUS_CODES[status], description: v1.message });
+  expectError({ ...res, body: v1 } as request.Response, status, message);
 }
 const one = async (u: TestUser, syncId: string) => (await as(t, u).get(`/api/v1/subscriptions/${syncId}`)).body as Sub;
 const gpodderPull = async (u: TestUser, since = 0) =>
@@ -242,11 +258,11 @@ describe('bad input', () => {
   test('more than 30 actions: 400 and nothing applied; a body without requests: 400', async () => {
     const u = await t.user();
     const many = Array.from({ length: 31 }, (_, i) => sub(`https://many.example/${i}`, '2026-07-11T10:00:00Z'));
-    expectError(await post(u, many), 400, 'At most 30 actions in one request');
+    expectSyncError(await post(u, many), 400, 'At most 30 actions in one request');
     expect((await as(t, u).get('/api/v1/subscriptions')).body.results).toEqual([]);
     expect((await post(u, many.slice(0, 30))).status).toBe(200);
     const r = await request(t.app).post('/api/v1/sync').set('Authorization', u.basic).send({ actions: [] });
-    expectError(r, 400, /^Invalid body/);
+    expectSyncError(r, 400, /^Invalid body/);
     const notJson = await request(t.app)
       .post('/api/v1/sync')
       .set('Authorization', u.basic)
@@ -268,8 +284,8 @@ describe('bad input', () => {
       ['rejected', 'Entity not found', undefined],
       ['rejected', 'Entity not found', undefined],
     ]);
-    expectError(await as(t, other).get(`/api/v1/subscriptions/${id}`), 404, 'Resource not found');
-    expectError(await as(t, other).get(`/api/v1/subscriptions/nope`), 400, /^Invalid sync_id/);
+    expectSyncError(await as(t, other).get(`/api/v1/subscriptions/${id}`), 404, 'Resource not found');
+    expectSyncError(await as(t, other).get(`/api/v1/subscriptions/nope`), 400, /^Invalid sync_id/);
     expect((await one(owner, id)).unsubscribed_at).toBeUndefined();
   });
 
@@ -279,8 +295,8 @@ describe('bad input', () => {
       expect((await as(t, u).get(`/api/v1/sync${q}`)).status).toBe(400);
     }
     const bad = await request(t.app).get('/api/v1/sync').set('Authorization', u.basic).set('Client-ID', 'me');
-    expectError(bad, 400, 'Invalid Client-ID: a UUID');
-    expectError(await request(t.app).get('/api/v1/sync'), 401, 'User not authorized');
+    expectSyncError(bad, 400, 'Invalid Client-ID: a UUID');
+    expectSyncError(await request(t.app).get('/api/v1/sync'), 401, 'User not authorized');
     const login = await request(t.app).post('/v1/auth/login').send({ username: u.name, password: u.password });
     const r = await request(t.app)
       .get('/api/v1/subscriptions')
@@ -290,6 +306,41 @@ describe('bad input', () => {
 });
 
 describe('GET /api/v1/sync', () => {
+  test("each result is also the draft schema's ActionObject: create on a first sync, then update or delete", async () => {
+    const u = await t.user();
+    const [a] = await sync(u, [sub('https://shape.example/a', '2026-07-11T10:00:00.5Z')]);
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://shape.example/b' }] });
+    const first = await pull(u);
+    expect(first.results.map((r) => [r.data.feed_url, r.action])).toEqual([
+      ['https://shape.example/a', 'create'],
+      ['https://shape.example/b', 'create'],
+    ]);
+    const [x, y] = first.results;
+    // The app's time of the action; for a change through /v1, the server's (the same as last_updated).
+    expect(x).toMatchObject({ type: 'subscription', occurred_at: '2026-07-11T10:00:00.500Z' });
+    expect(y!.occurred_at).toBe(y!.last_updated);
+    expect(x!.action_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(x!.action_id).not.toBe(y!.action_id);
+    // Read again, a change keeps its id.
+    expect((await pull(u)).results.map((r) => r.action_id)).toEqual([x!.action_id, y!.action_id]);
+    // Later: an unsubscribe is an update (with a new id), a record deleted through /v1 a delete.
+    const since = `?since=${encodeURIComponent(first.results[1]!.last_updated)}`;
+    await sync(u, [unsub(a!.data!.sync_id, '2026-07-12T00:00:00Z')]);
+    // The deletion's job, run here (the app queues it for the worker).
+    const deletion = await as(t, u).del(`/v1/subscriptions/${y!.data.guid}`);
+    await performDeletion(t.db, pino({ level: 'silent' }), deletion.body.deletion_id);
+    const later = (await pull(u, since)).results;
+    expect(later.map((r) => [r.data.feed_url, r.action])).toEqual([
+      ['https://shape.example/a', 'update'],
+      ['https://shape.example/b', 'delete'],
+    ]);
+    expect(later[0]).toMatchObject({
+      occurred_at: '2026-07-12T00:00:00.000Z',
+      data: { unsubscribed_at: expect.any(String) },
+    });
+    expect(later[0]!.action_id).not.toBe(x!.action_id);
+  });
+
   test("leaves out the client's own changes unless include_own, and shows them to other clients", async () => {
     const u = await t.user();
     await sync(u, [sub('https://own.example/a', '2026-07-11T10:00:00Z')], CLIENT_A);

@@ -1,11 +1,13 @@
 import { isRefusal, type Refusal } from '../../errors';
 import { Router, type ErrorRequestHandler, type Request } from 'express';
+import { STATUS_CODES } from 'node:http';
 import type { ApiContext } from '../../api-context';
 import { currentUser } from '../../http/credentials';
 import { notFound } from '../../http/error-handler';
+import type { HttpError } from '../../http/errors';
 import type { AuthLimits } from '../../http/limits';
 import { route } from '../../http/method';
-import { error, json, jsonBody, type Documenter } from '../../http/openapi';
+import { json, jsonBody, type Documenter } from '../../http/openapi';
 import { authErrors, requireUser, secured } from '../auth';
 import { BadRequest, opaError, urlRefused, ValidationFailed } from '../errors';
 import { jsonParser, storableInput } from '../../http/text-edge';
@@ -45,14 +47,15 @@ async function getSync(ctx: ApiContext, req: Request) {
   const include = query.include(req.query);
   const includeOwn = query.flag(req.query, 'include_own');
   const client = query.clientId(req);
+  const since = query.since(req.query);
   const page = await sync.changes(ctx.db, currentUser(req), {
-    since: query.since(req.query),
+    since,
     limit: query.limit(req.query, 50),
     ownClient: includeOwn ? undefined : client,
     include: { subscriptions: include.has('subscription'), episodes: include.has('episode') },
   });
   return {
-    results: page.changes.map(presentChange),
+    results: page.changes.map((e) => presentChange(e, since === undefined)),
     has_more: page.hasMore,
     has_next: page.hasMore,
     next_since: query.link(ctx, req, '/api/v1/sync', { since: iso(page.nextSince) }),
@@ -82,8 +85,15 @@ async function getSubscriptions(ctx: ApiContext, req: Request) {
   };
 }
 
-/** This door's errors are the OPA's, except that a body that cannot be read is a 400, as the draft says. */
-const syncErrors: ErrorRequestHandler = (err: unknown, _req, _res, next) => {
+/** The draft's error body (schema.yml's Error): the status's name, and the message. */
+const draftErrorFields = (e: HttpError) => ({ error: STATUS_CODES[e.status] ?? 'Error', description: e.message });
+
+/**
+ * This door's errors are the OPA's, except that a body that cannot be read is a 400, as the draft says; the
+ * body has both shapes, /v1's `{code, message}` and the draft's `{error, description}`.
+ */
+const syncErrors: ErrorRequestHandler = (err: unknown, _req, res, next) => {
+  res.locals.errorFields = draftErrorFields;
   const mapped = opaError(err);
   next(mapped instanceof ValidationFailed ? new BadRequest(mapped.message) : (mapped ?? err));
 };
@@ -126,7 +136,12 @@ export function opaSyncRouter(ctx: ApiContext, limits: AuthLimits): Router {
 const clientHeader = { headers: s.clientHeaders };
 
 export const documentOpaSync: Documenter = (reg) => {
-  const common = { 400: error('Bad parameter, body or Client-ID'), ...authErrors };
+  const syncError = (description: string) => json(s.syncError, description);
+  const common = {
+    400: syncError('Bad parameter, body or Client-ID'),
+    401: syncError(authErrors[401].description),
+    429: syncError(authErrors[429].description),
+  };
   reg.registerPath({
     method: 'post',
     path: '/api/v1/sync',
@@ -164,7 +179,7 @@ export const documentOpaSync: Documenter = (reg) => {
     responses: {
       200: json(s.syncSubscription, 'The subscription, subscribed or not'),
       ...common,
-      404: error('No such subscription of this user'),
+      404: syncError('No such subscription of this user'),
     },
   });
 };

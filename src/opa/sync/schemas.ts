@@ -1,3 +1,4 @@
+import { errorBody } from '../../http/openapi';
 import { z } from '../../http/zod';
 
 // The shapes of /api/v1/sync and /api/v1/subscriptions (experimental: the Open Podcast API's sync draft),
@@ -77,10 +78,23 @@ const paging = {
 export const syncChange = z
   .object({
     type: z.enum(['subscription', 'episode']),
+    action: z.enum(['create', 'update', 'delete']).openapi({
+      description:
+        'create: every result of a read without `since`; then update, or delete for a subscription deleted through /v1',
+    }),
+    action_id: uuid('The id of this change: the same each time it is read, a new one for the next change'),
+    occurred_at: time("The app's time of the latest change, or the server's for a change through another door"),
     last_updated: time("The server's time of the change: what `since` compares"),
     data: entity,
   })
   .openapi('SyncChange');
+
+export const syncError = errorBody
+  .extend({
+    error: z.string().openapi({ description: 'The name of the HTTP status', example: 'Unauthorized' }),
+    description: z.string().openapi({ description: 'The same as `message` (the draft names it so)' }),
+  })
+  .openapi('SyncError');
 
 export const syncPage = z
   .object({
