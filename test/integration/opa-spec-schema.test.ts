@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type { RequestListener } from 'node:http';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSpecProxy, type Exchange, type SpecProxy, type Violation } from '../helpers/spec-proxy';
 
@@ -23,11 +23,10 @@ import { startSpecProxy, type Exchange, type SpecProxy, type Violation } from '.
 // query or path, or a path the spec has not: anything but the credentials, which do not change an answer's
 // shape) is not judged, since the spec says nothing of it.
 //
-// The contract's conformance suite (CONFORMANCE_SUITE, by default ../shared/conformance/conformance.test.mjs
-// beside the project) is run too when it is there: it starts castsync itself with `npm start` and talks to
-// it with fetch, so it runs as a process of its own with its /v1 and /api/v1 requests sent through the same
-// proxy (test/helpers/spec-proxy-fetch.mjs), and must pass. It is not part of this repository, so a clean
-// clone (CI) checks the sync tests' requests only.
+// The contract's conformance suite (a copy in test/fixtures/conformance, so that CI has it) runs too: it
+// starts castsync itself with `npm start` and talks to it with fetch, so it runs as a process of its own
+// with its /v1 and /api/v1 requests sent through the same proxy (test/helpers/spec-proxy-fetch.mjs), and
+// must pass.
 
 jest.mock('supertest', () => {
   const real = jest.requireActual('supertest');
@@ -182,22 +181,20 @@ for (const file of syncTests) {
 }
 
 const ROOT = join(__dirname, '..', '..');
-const CONFORMANCE = process.env.CONFORMANCE_SUITE ?? join(ROOT, '..', 'shared', 'conformance', 'conformance.test.mjs');
-if (existsSync(CONFORMANCE)) {
-  test('the contract conformance suite passes with its requests through Prism', async () => {
-    const { execArgv, env } = proxy.fetchThrough();
-    const before = proxy.exchanges.length;
-    const run = await new Promise<{ code: number; output: string }>((resolve) => {
-      const options = { cwd: ROOT, env: { ...process.env, ...env, PROJECT_DIR: ROOT }, maxBuffer: 64 << 20 };
-      execFile(process.execPath, [...execArgv, CONFORMANCE], options, (err, stdout, stderr) =>
-        resolve({ code: err ? Number(err.code ?? 1) : 0, output: `${stdout}${stderr}` }),
-      );
-    });
-    expect({ code: run.code, output: run.output.slice(-4000) }).toMatchObject({ code: 0 });
-    // Its requests did go through Prism.
-    expect(proxy.exchanges.length).toBeGreaterThan(before);
-  }, 900_000);
-}
+const CONFORMANCE = join(ROOT, 'test', 'fixtures', 'conformance', 'conformance.test.mjs');
+test('the contract conformance suite passes with its requests through Prism', async () => {
+  const { execArgv, env } = proxy.fetchThrough();
+  const before = proxy.exchanges.length;
+  const run = await new Promise<{ code: number; output: string }>((resolve) => {
+    const options = { cwd: ROOT, env: { ...process.env, ...env, PROJECT_DIR: ROOT }, maxBuffer: 64 << 20 };
+    execFile(process.execPath, [...execArgv, CONFORMANCE], options, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+  expect({ code: run.code, output: run.output.slice(-4000) }).toMatchObject({ code: 0 });
+  // Its requests did go through Prism.
+  expect(proxy.exchanges.length).toBeGreaterThan(before);
+}, 900_000);
 
 test("Prism finds nothing in castsync's answers but the spec's own faults", async () => {
   await proxy.settled();
