@@ -1,5 +1,5 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
-import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { onConnection, withTransaction, type Db, type Queryable } from '../db/pool';
 import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './plan';
 import * as repo from './repo';
 import * as recordRepo from './record-repo';
@@ -54,16 +54,19 @@ export type PlanOptions = { keepLiveUrls?: boolean };
  * whole if any exists (then undefined). Only a plan that creates plain records qualifies: one where two
  * items of the request land in one record writes history, which needs the general write.
  */
-async function insertAllNew(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+async function insertAllNew(db: Db, userId: number, items: Item[]): Promise<Written | undefined> {
   const plan = planUpsert(
     items,
     items.map(() => ({ byGuid: null, byUrl: null })),
   );
   if (!onlyCreates(plan)) return undefined;
-  const written = await repo.insertIfAllNew(db, userId, writesOf(plan).created).catch((err: unknown) => {
-    if (repo.isExistingFeed(err)) return undefined;
-    throw err;
-  });
+  // Its failure is an answer: on a connection of its own, which goes back to the pool whole.
+  const written = await onConnection(db, (c) => repo.insertIfAllNew(c, userId, writesOf(plan).created)).catch(
+    (err: unknown) => {
+      if (repo.isExistingFeed(err)) return undefined;
+      throw err;
+    },
+  );
   return written && { plan, ...written };
 }
 
