@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../logger';
+import { isDatabaseUnavailable } from './errors';
 import { parseTimestamptz } from './timestamptz';
 
 // Ids and counts are int8; they stay far below 2^53, so they are read as plain numbers.
@@ -39,6 +40,26 @@ export function survivingLostConnections(pool: pg.Pool, logger: Logger): pg.Pool
   pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection lost'));
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/**
+ * Runs fn on one connection checked out of the pool, for a statement whose failure is an answer (a feed
+ * the person has already, found by a unique index). pool.query would throw the connection away with its
+ * failed statement (node-postgres ends a pooled client whose query failed), and the next request would pay
+ * a new session: a fork and an authentication. A statement that fails outside a transaction leaves its
+ * connection as it was, so it goes back to the pool; one that failed for the connection's sake does not.
+ */
+export async function onConnection<T>(db: Db, fn: (c: Queryable) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  let broken: Error | undefined;
+  try {
+    return await fn(client);
+  } catch (err) {
+    if (!(err instanceof pg.DatabaseError) || isDatabaseUnavailable(err)) broken = err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }
 
 const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock

@@ -33,7 +33,18 @@ export {
   recordsOfFeed,
 } from './records';
 export type { Change, ChangeReport, FeedRecord } from './records';
-export { checkFeed, isItem, matchAndWriteLocked, subscribe, unsubscribe } from './subscribe';
+export {
+  checkFeed,
+  isItem,
+  matchAndWriteLocked,
+  matchesOf,
+  subscribe,
+  unsubscribe,
+  writeMatchedLocked,
+} from './subscribe';
+export type { Written } from './subscribe';
+export type { Item, Match } from './plan';
+export type { Matches } from './repo';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';
 export { MAX_URL_LENGTH, checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
 export type { FeedUrlProblem, FeedUrlResult } from './urls';

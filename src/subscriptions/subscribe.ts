@@ -1,5 +1,5 @@
 import { lockUser, takeChangeStamp } from '../db/change-stamp';
-import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { onConnection, withTransaction, type Db, type Queryable } from '../db/pool';
 import { onlyCreates, planUpsert, type Item, type Plan, type Target } from './plan';
 import * as repo from './repo';
 import * as recordRepo from './record-repo';
@@ -54,38 +54,72 @@ export type PlanOptions = { keepLiveUrls?: boolean };
  * whole if any exists (then undefined). Only a plan that creates plain records qualifies: one where two
  * items of the request land in one record writes history, which needs the general write.
  */
-async function insertAllNew(db: Queryable, userId: number, items: Item[]): Promise<Written | undefined> {
+async function insertAllNew(db: Db, userId: number, items: Item[]): Promise<Written | undefined> {
   const plan = planUpsert(
     items,
     items.map(() => ({ byGuid: null, byUrl: null })),
   );
   if (!onlyCreates(plan)) return undefined;
-  const written = await repo.insertIfAllNew(db, userId, writesOf(plan).created).catch((err: unknown) => {
-    if (repo.isExistingFeed(err)) return undefined;
-    throw err;
-  });
+  // Its failure is an answer: on a connection of its own, which goes back to the pool whole.
+  const written = await onConnection(db, (c) => repo.insertIfAllNew(c, userId, writesOf(plan).created)).catch(
+    (err: unknown) => {
+      if (repo.isExistingFeed(err)) return undefined;
+      throw err;
+    },
+  );
   return written && { plan, ...written };
 }
 
+/** The user's records the items match (by guid, then URL), and the user's last change they were read at. */
+export function matchesOf(db: Queryable, userId: number, items: Item[]): Promise<repo.Matches> {
+  return repo.findMatches(
+    db,
+    userId,
+    items.map((x) => x.guid),
+    items.map((x) => x.hash),
+  );
+}
+
 /**
- * Plans against the records the items match and writes, if no other write of this user came in between
- * (a compare-and-set on the user's change stamp); undefined if one did.
+ * Plans against the records the items matched and writes, if no other write of this user came in since they
+ * were read (a compare-and-set on the user's change stamp); undefined if one did.
  */
+async function writeMatched(
+  db: Queryable,
+  userId: number,
+  items: Item[],
+  found: repo.Matches,
+  options: PlanOptions,
+): Promise<Written | undefined> {
+  const plan = planUpsert(items, found.matches, options);
+  const written = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
+  return written && { plan, ...written };
+}
+
+/** Reads what the items match and writes (writeMatched); undefined if another write came in between. */
 export async function matchAndWrite(
   db: Queryable,
   userId: number,
   items: Item[],
   options: PlanOptions = {},
 ): Promise<Written | undefined> {
-  const found = await repo.findMatches(
-    db,
-    userId,
-    items.map((x) => x.guid),
-    items.map((x) => x.hash),
-  );
-  const plan = planUpsert(items, found.matches, options);
-  const written = await repo.writeSubscriptions(db, userId, found.lastChange, writesOf(plan));
-  return written && { plan, ...written };
+  return writeMatched(db, userId, items, await matchesOf(db, userId, items), options);
+}
+
+/**
+ * writeMatched under the user's lock (taken by the caller), with matches read under it and nothing of the
+ * user written since: the compare-and-set cannot fail.
+ */
+export async function writeMatchedLocked(
+  tx: Queryable,
+  userId: number,
+  items: Item[],
+  found: repo.Matches,
+  options: PlanOptions = {},
+): Promise<Written> {
+  const written = await writeMatched(tx, userId, items, found, options);
+  if (!written) throw new Error('the user changed under its own row lock');
+  return written;
 }
 
 /** matchAndWrite under the user's lock (taken by the caller), where the compare-and-set cannot fail. */
@@ -95,9 +129,7 @@ export async function matchAndWriteLocked(
   items: Item[],
   options: PlanOptions = {},
 ): Promise<Written> {
-  const written = await matchAndWrite(tx, userId, items, options);
-  if (!written) throw new Error('the user changed under its own row lock');
-  return written;
+  return writeMatchedLocked(tx, userId, items, await matchesOf(tx, userId, items), options);
 }
 
 /**

@@ -4,7 +4,8 @@ import { readStates } from '../episodes/service';
 import { subscriptionOf } from './entities';
 import { episodeAction } from './episodes';
 import * as repo from './repo';
-import { subscriptionAction } from './subscriptions';
+import { BatchSubscribes } from './subscribe-reads';
+import { subscriptionAction, subscribeItems } from './subscriptions';
 import type { Decision, Entity, Outcome, Ref, SyncAction } from './types';
 
 // The sync endpoint's batch (docs/opa-sync.md): actions applied in the order of their times, each action
@@ -35,6 +36,61 @@ const replayOf = (s: repo.StoredAction): Decision => ({
   ref: { type: s.type as Ref['type'], syncId: s.entity_id },
 });
 
+const isSubscribe = (a: SyncAction) => a.type === 'subscription' && a.action === 'subscribe';
+
+/**
+ * Decides and applies each action, in the order of their times (the order in the batch breaks ties), and
+ * keeps what became of them; an action id already applied or ignored (in an earlier batch or earlier in
+ * this one) is answered as it was. Subscribes are written together (BatchSubscribes) until another kind of
+ * write comes, which they are written before.
+ */
+async function decide(
+  tx: Queryable,
+  userId: number,
+  clientId: string | null,
+  actions: SyncAction[],
+  limits: { maxFavourites: number },
+): Promise<Decision[]> {
+  const stored = await repo.storedActions(
+    tx,
+    userId,
+    actions.map((a) => a.actionId),
+  );
+  const earlier = new Map<string, Decision>(stored.map((s) => [s.action_id, replayOf(s)]));
+  const order = actions
+    .map((a, i) => ({ a, i }))
+    .sort((x, y) => x.a.occurredAt.getTime() - y.a.occurredAt.getTime() || x.i - y.i);
+  const subscribes = new BatchSubscribes(tx, userId, clientId);
+  await subscribes.readAhead(subscribeItems(actions.filter((a) => !earlier.has(a.actionId))));
+  const decisions = new Array<Decision>(actions.length);
+  const kept: { a: SyncAction; d: Decision & { status: 'applied' | 'ignored' } }[] = [];
+  for (const { a, i } of order) {
+    const before = earlier.get(a.actionId);
+    if (before) {
+      decisions[i] = before;
+      continue;
+    }
+    if (!isSubscribe(a)) await subscribes.flush();
+    const c = { tx, userId, clientId: clientId ?? undefined, maxFavourites: limits.maxFavourites, subscribes };
+    const d = a.type === 'subscription' ? await subscriptionAction(c, a) : await episodeAction(c, a);
+    decisions[i] = d;
+    if (d.status === 'rejected') continue;
+    if (d.status === 'applied' && !isSubscribe(a)) subscribes.changed();
+    earlier.set(a.actionId, d);
+    kept.push({ a, d });
+  }
+  await subscribes.flush();
+  const rows = kept.map(({ a, d }) => ({
+    action_id: a.actionId,
+    type: a.type,
+    action: a.action,
+    status: d.status,
+    entity_id: d.ref.syncId,
+  }));
+  await repo.storeActions(tx, userId, rows);
+  return decisions;
+}
+
 /**
  * Applies a batch in one transaction under the user's lock, in the order of the actions' times (the order
  * in the batch breaks ties). An action id already applied or ignored (in an earlier batch or earlier in
@@ -50,32 +106,7 @@ export async function applyBatch(
 ): Promise<Outcome[]> {
   return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
-    const stored = await repo.storedActions(
-      tx,
-      userId,
-      actions.map((a) => a.actionId),
-    );
-    const earlier = new Map(stored.map((s) => [s.action_id, s]));
-    const order = actions
-      .map((a, i) => ({ a, i }))
-      .sort((x, y) => x.a.occurredAt.getTime() - y.a.occurredAt.getTime() || x.i - y.i);
-    const decisions = new Array<Decision>(actions.length);
-    const kept: repo.StoredAction[] = [];
-    for (const { a, i } of order) {
-      const before = earlier.get(a.actionId);
-      if (before) {
-        decisions[i] = replayOf(before);
-        continue;
-      }
-      const c = { tx, userId, clientId, maxFavourites: limits.maxFavourites };
-      const d = a.type === 'subscription' ? await subscriptionAction(c, a) : await episodeAction(c, a);
-      decisions[i] = d;
-      if (d.status === 'rejected') continue;
-      const s = { action_id: a.actionId, type: a.type, action: a.action, status: d.status, entity_id: d.ref.syncId };
-      earlier.set(a.actionId, s);
-      kept.push(s);
-    }
-    await repo.storeActions(tx, userId, kept);
+    const decisions = await decide(tx, userId, clientId ?? null, actions, limits);
     const now = await entitiesOf(
       tx,
       userId,

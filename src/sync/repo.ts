@@ -1,3 +1,4 @@
+import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 
 // The sync endpoint's SQL: its own tables (sync_subscription_changes, sync_actions), and reads of the
@@ -35,29 +36,33 @@ export async function bySyncIds(db: Queryable, userId: number, syncIds: string[]
 }
 
 /**
- * The record a subscribe names: a subscribed one that has its guid or its URL (any it had) first, as the
- * draft says a subscribe of a feed the user is subscribed to by either is ignored; else by guid, then URL.
+ * The record each subscribe names (guids and URL keys, pairwise; undefined where none), in their order: a
+ * subscribed one that has its guid or its URL (any it had) first, as the draft says a subscribe of a feed
+ * the user is subscribed to by either is ignored; else by guid, then URL. One statement for a batch.
  */
-export async function findMatch(
+export async function findMatches(
   db: Queryable,
   userId: number,
-  guid: string,
-  hash: string,
-): Promise<EntityRow | undefined> {
-  const r = await db.query<EntityRow>({
-    name: 'sync-find-match',
-    text: `SELECT ${ENTITY} FROM ${FROM}
-      WHERE s.user_id = $1 AND s.id = (
-        SELECT m.id FROM (
-          SELECT 1 AS o, id FROM subscriptions WHERE user_id = $1 AND guid = $2
-          UNION ALL SELECT 2, subscription_id FROM subscription_guids WHERE user_id = $1 AND guid = $2
-          UNION ALL SELECT 3, id FROM subscriptions WHERE user_id = $1 AND url_hash = $3
-          UNION ALL SELECT 4, subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = $3) m
-        JOIN subscriptions x ON x.user_id = $1 AND x.id = m.id
-        ORDER BY (x.is_subscribed AND x.deleted IS NULL) DESC, o LIMIT 1)`,
-    values: [userId, guid, hash],
+  guids: string[],
+  hashes: string[],
+): Promise<(EntityRow | undefined)[]> {
+  const r = await db.query<EntityRow & { id: number | null }>({
+    name: 'sync-find-matches',
+    text: `SELECT p.* FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
+      LEFT JOIN LATERAL (
+        SELECT ${ENTITY} FROM ${FROM}
+         WHERE s.user_id = $1 AND s.id = (
+           SELECT m.id FROM (
+             SELECT 1 AS o, id FROM subscriptions WHERE user_id = $1 AND guid = item.guid
+             UNION ALL SELECT 2, subscription_id FROM subscription_guids WHERE user_id = $1 AND guid = item.guid
+             UNION ALL SELECT 3, id FROM subscriptions WHERE user_id = $1 AND url_hash = item.url_hash
+             UNION ALL SELECT 4, subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = item.url_hash) m
+           JOIN subscriptions x ON x.user_id = $1 AND x.id = m.id
+           ORDER BY (x.is_subscribed AND x.deleted IS NULL) DESC, o LIMIT 1)) p ON true
+      ORDER BY item.ord`,
+    values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
   });
-  return r.rows[0];
+  return r.rows.map((row) => (row.id === null ? undefined : row));
 }
 
 /** The id of the record that has this guid, now or earlier. */
@@ -68,15 +73,6 @@ export async function guidOwner(db: Queryable, userId: number, guid: string): Pr
     [userId, guid],
   );
   return r.rows[0]?.id;
-}
-
-/** The record with this current guid (what the subscription service reports a write by). */
-export async function byGuid(db: Queryable, userId: number, guid: string): Promise<EntityRow | undefined> {
-  const r = await db.query<EntityRow>(`SELECT ${ENTITY} FROM ${FROM} WHERE s.user_id = $1 AND s.guid = $2`, [
-    userId,
-    guid,
-  ]);
-  return r.rows[0];
 }
 
 export type ChangeNote = {
@@ -92,11 +88,45 @@ export async function noteChange(tx: Queryable, userId: number, id: number, n: C
     `INSERT INTO sync_subscription_changes AS c
             (user_id, subscription_id, subscribed_at, unsubscribed_at, occurred_at, stamp, client_id)
      SELECT $1, s.id, $3, $4, $5, s.changed, $6 FROM subscriptions s WHERE s.user_id = $1 AND s.id = $2
-     ON CONFLICT (user_id, subscription_id) DO UPDATE
-        SET subscribed_at = EXCLUDED.subscribed_at, unsubscribed_at = EXCLUDED.unsubscribed_at,
-            occurred_at = EXCLUDED.occurred_at, stamp = EXCLUDED.stamp, client_id = EXCLUDED.client_id`,
+     ${NOTE_CONFLICT}`,
     [userId, id, n.subscribedAt, n.unsubscribedAt, n.occurredAt, n.clientId],
   );
+}
+
+const NOTE_CONFLICT = `ON CONFLICT (user_id, subscription_id) DO UPDATE
+        SET subscribed_at = EXCLUDED.subscribed_at, unsubscribed_at = EXCLUDED.unsubscribed_at,
+            occurred_at = EXCLUDED.occurred_at, stamp = EXCLUDED.stamp, client_id = EXCLUDED.client_id`;
+
+/**
+ * Notes the subscribes of a batch that subscribed the records with these current guids (subscribed at the
+ * app's time of each, pairwise), in one statement; returns each record's guid and sync id.
+ */
+export async function noteSubscribes(
+  tx: Queryable,
+  userId: number,
+  clientId: string | null,
+  notes: { guid: string; at: Date }[],
+): Promise<{ guid: string; sync_id: string }[]> {
+  const r = await tx.query<{ guid: string; sync_id: string }>({
+    name: 'sync-note-subscribes',
+    text: `WITH noted AS (
+       INSERT INTO sync_subscription_changes AS c
+              (user_id, subscription_id, subscribed_at, unsubscribed_at, occurred_at, stamp, client_id)
+       SELECT $1, s.id, n.at, NULL, n.at, s.changed, $2
+         FROM unnest($3::uuid[], $4::timestamptz[]) WITH ORDINALITY AS n (guid, at, ord)
+         JOIN subscriptions s ON s.user_id = $1 AND s.guid = n.guid
+        ORDER BY n.ord
+       ${NOTE_CONFLICT}
+       RETURNING subscription_id)
+     SELECT s.guid, s.sync_id FROM noted JOIN subscriptions s ON s.user_id = $1 AND s.id = noted.subscription_id`,
+    values: [
+      userId,
+      clientId,
+      arrayLiteral(notes.map((n) => n.guid)),
+      arrayLiteral(notes.map((n) => n.at.toISOString())),
+    ],
+  });
+  return r.rows;
 }
 
 export type StoredAction = {

@@ -3,12 +3,13 @@ import * as subscriptions from '../subscriptions/service';
 import { checkFeedUrl, parseGuid, urlHash } from '../subscriptions/service';
 import { isSubscribed, subscriptionOf } from './entities';
 import * as repo from './repo';
-import type { Decision, SubscriptionAction } from './types';
+import type { BatchSubscribes } from './subscribe-reads';
+import type { Decision, SubscriptionAction, SyncAction } from './types';
 
 // The subscription actions of a sync batch, each in the batch's transaction under the user's lock, through
 // the subscription service: last write wins by the app's time, and no action merges or hides another record.
 
-type Context = { tx: Queryable; userId: number; clientId: string | undefined };
+type Context = { tx: Queryable; userId: number; clientId: string | undefined; subscribes: BatchSubscribes };
 
 const NOT_FOUND = 'Entity not found';
 
@@ -29,24 +30,29 @@ async function bySyncId(c: Context, syncId: string) {
 }
 
 /** Subscribes: a record that is subscribed is left as it is; one unsubscribed earlier is subscribed again. */
-async function subscribe(c: Context, a: SubscriptionAction & { action: 'subscribe' }): Promise<Decision> {
-  const item = subscriptions.checkFeed({ url: a.feedUrl, guid: a.guid });
+type Subscribe = SubscriptionAction & { action: 'subscribe' };
+
+const itemOf = (a: Subscribe) => subscriptions.checkFeed({ url: a.feedUrl, guid: a.guid });
+
+/** The feeds of a batch's subscribe actions that pass the URL and guid rules: what the batch reads ahead. */
+export function subscribeItems(actions: SyncAction[]): subscriptions.Item[] {
+  return actions.flatMap((a) => {
+    if (a.type !== 'subscription' || a.action !== 'subscribe') return [];
+    const item = itemOf(a);
+    return subscriptions.isItem(item) ? [item] : [];
+  });
+}
+
+async function subscribe(c: Context, a: Subscribe): Promise<Decision> {
+  const item = itemOf(a);
   if (!subscriptions.isItem(item)) {
     const reason = item.ok ? 'Invalid data' : item.reason;
     return rejected(`Invalid data.${reason === 'Invalid guid' ? 'guid' : 'feed_url'}: ${reason}`);
   }
-  const found = await repo.findMatch(c.tx, c.userId, item.guid, item.hash);
+  const read = await c.subscribes.readFor(item);
+  const found = read.found;
   if (found && (isSubscribed(subscriptionOf(found)) || !isLater(a, found))) return ignored(found);
-  const written = await subscriptions.matchAndWriteLocked(c.tx, c.userId, [item], { keepLiveUrls: true });
-  const row = await repo.byGuid(c.tx, c.userId, written.plan.targetOf[0]!.guid);
-  if (!row) throw new Error('a subscribed record is not there');
-  await repo.noteChange(c.tx, c.userId, row.id, {
-    subscribedAt: a.occurredAt,
-    unsubscribedAt: null,
-    occurredAt: a.occurredAt,
-    clientId: c.clientId ?? null,
-  });
-  return applied(row);
+  return { status: 'applied', ref: c.subscribes.subscribe(item, read, a.occurredAt) };
 }
 
 async function unsubscribe(c: Context, a: SubscriptionAction & { action: 'unsubscribe' }): Promise<Decision> {

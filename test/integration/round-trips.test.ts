@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
 import { discoverNewFeeds } from '../../src/feeds/discover';
 import { as, testApp, type TestApp } from '../helpers/app';
 import { sentStatements } from '../helpers/statements';
@@ -68,5 +70,35 @@ describe('episode actions: one statement per batch', () => {
       counts.push(await statements(() => c.post(`/api/2/episodes/${u.name}.json`, batch).expect(200)));
     }
     expect(counts).toEqual([1, 1, 1]);
+  });
+});
+
+describe('the sync draft: a constant number of statements per batch', () => {
+  const subscribes = (tag: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      type: 'subscription',
+      action: 'subscribe',
+      action_id: randomUUID(),
+      occurred_at: new Date(Date.UTC(2026, 10, 20, 10, 0, i)).toISOString(),
+      data: { feed_url: `https://rt.example/sync/${tag}/${i}.xml` },
+    }));
+
+  test('a batch of 1, 10 or 30 subscribes reads and writes each record once, in as many statements', async () => {
+    const u = await t.user('rt');
+    const post = (requests: unknown[]) =>
+      request(t.app).post('/api/v1/sync').set('Authorization', u.basic).send({ requests }).expect(200);
+    await post(subscribes('warm', 1)); // authenticated once, so the credential is cached
+    const counts = [];
+    for (const n of [1, 10, 30]) counts.push(await statements(() => post(subscribes(`new${n}`, n))));
+    expect(counts[1]).toBe(counts[0]);
+    expect(counts[2]).toBe(counts[0]);
+    // Subscribed again after an unsubscribe through another door: the same statements.
+    const later = Date.now() + 1000;
+    const again = subscribes('new30', 30).map((a, i) => ({ ...a, occurred_at: new Date(later + i).toISOString() }));
+    await as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, {
+      add: [],
+      remove: again.map((a) => a.data.feed_url),
+    });
+    expect(await statements(() => post(again))).toBe(counts[0]);
   });
 });
