@@ -7,8 +7,11 @@ import { route } from '../http/method';
 // Artwork thumbnails: small WebP copies of the artwork the pages show, made and kept by castsync
 // (feeds/artwork.ts), so that a phone loads 16 kB rather than the feed's 1400–3000 px original.
 
-/** A thumbnail is the same for everyone and changes rarely (its URL names the artwork): a week. */
-const KEEP = 'public, max-age=604800';
+/**
+ * A thumbnail is the same for everyone and changes rarely (its URL names the artwork): a week, in any cache,
+ * unless the answer signs the browser in (a trusted proxy's first request), which no shared cache may keep.
+ */
+const KEEP = { public: 'public, max-age=604800', private: 'private, max-age=604800' };
 
 /** A thumbnail's address on castsync. */
 const thumbnailUrl = (url: string, width: number) => `/web/artwork?u=${encodeURIComponent(url)}&w=${width}`;
@@ -40,7 +43,7 @@ export function artworkRoutes(ctx: ApiContext): Router {
         return;
       }
       const etag = `"${crypto.createHash('sha256').update(got.image).digest('base64url').slice(0, 22)}"`;
-      res.set({ 'Cache-Control': KEEP, ETag: etag });
+      res.set({ 'Cache-Control': res.hasHeader('set-cookie') ? KEEP.private : KEEP.public, ETag: etag });
       if (req.fresh) {
         res.status(304).end();
         return;

@@ -29,6 +29,15 @@ const image =
   (_req: http.IncomingMessage, res: http.ServerResponse) =>
     res.writeHead(200, { 'content-type': type }).end(body);
 const served = (path: string) => art.requests.filter((r) => r.path === path).length;
+/** The artwork at `path` named by a feed in another app's database: its URL. */
+async function knownIn(app: TestApp, path: string): Promise<string> {
+  const url = art.url(path);
+  await app.db.query(`INSERT INTO feeds (url_hash, feed_url, artwork_url) VALUES (gen_random_uuid(), $1, $2)`, [
+    `https://example.org/feed${path}`,
+    url,
+  ]);
+  return url;
+}
 const thumb = (url: string, w: number) => `/web/artwork?u=${encodeURIComponent(url)}&w=${w}`;
 
 const feed = (a: (p: string) => string) => `<?xml version="1.0" encoding="UTF-8"?>
@@ -121,6 +130,24 @@ describe('a known artwork URL', () => {
     expect(r.status).not.toBe(200);
     expect(r.headers['content-type']).not.toBe('image/webp');
   });
+
+  it('is kept by no shared cache when its answer signs the browser in (a trusted proxy)', async () => {
+    const proxied = await testApp({
+      ...LOOPBACK,
+      TRUSTED_AUTH_HEADER: 'Remote-User',
+      TRUSTED_PROXIES: '127.0.0.1, ::1',
+    });
+    try {
+      const u = await proxied.user('proxied');
+      const url = await knownIn(proxied, '/show.png');
+      const r = await request(proxied.app).get(thumb(url, 56)).set('Remote-User', u.name);
+      expect(r.status).toBe(200);
+      expect(r.headers['set-cookie']).toBeDefined();
+      expect(r.headers['cache-control']).toMatch(/^private, /);
+    } finally {
+      await proxied.close();
+    }
+  });
 });
 
 describe('what castsync does not fetch', () => {
@@ -135,11 +162,7 @@ describe('what castsync does not fetch', () => {
     const strict = await testApp();
     try {
       const u = await strict.user('strict');
-      const url = art.url('/other.png');
-      await strict.db.query(`INSERT INTO feeds (url_hash, feed_url, artwork_url) VALUES (gen_random_uuid(), $1, $2)`, [
-        'https://example.org/strict-feed',
-        url,
-      ]);
+      const url = await knownIn(strict, '/other.png');
       const agent = (await signedInAgent(strict.app, u.name, u.password)).agent;
       const r = await agent.get(thumb(url, 112)).redirects(0);
       expect(r.status).toBe(302);
