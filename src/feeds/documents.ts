@@ -25,14 +25,14 @@ export type Transcript = { cues: Cue[]; error?: string };
 
 /** What a person is told when too many fetches wait: about castsync, not the document, and never kept. */
 export const BUSY = 'too many documents are being fetched: try again in a moment';
-class Busy extends Error {}
+export class Busy extends Error {}
 
 let running = 0;
 const waiting: (() => void)[] = [];
 const underway = new Map<string, Promise<unknown>>();
 
 /** Runs `work` when fewer than AT_ONCE fetches run; refused when too many already wait. */
-async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+export async function inTurn<T>(work: () => Promise<T>): Promise<T> {
   if (running >= AT_ONCE) {
     if (waiting.length >= MAY_WAIT) throw new Busy();
     await new Promise<void>((resolve) => waiting.push(resolve));

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Response } from 'express';
 import { Eta } from 'eta';
 import { VERSION } from '../version';
+import { artworkImage } from './artwork';
 import { asset, WEB_DIR } from './assets';
 
 /** eta: small, maintained, typed, escapes `<%= %>` output by default (docs/decisions/web-page.md). */
@@ -18,6 +19,7 @@ export function render(res: Response, view: string, data: Record<string, unknown
     section: view,
     version: VERSION,
     asset,
+    thumb: artworkImage,
     notices: [],
     ...data,
   });

@@ -91,11 +91,15 @@ test('times in the notes become links that seek the player', async () => {
   expect(html).toContain('<a href="#t=3723" class="seek" data-seek="3723">1:02:03</a>');
 });
 
+/** The episode page's <img> of the artwork at `url`: castsync's thumbnail, 160 px and 320 for 2x. */
+const artworkImg = (url: string, alt: string) => {
+  const thumb = (w: number) => `/web/artwork?u=${encodeURIComponent(url)}&amp;w=${w}`;
+  return `<img class="artwork" src="${thumb(160)}" srcset="${thumb(160)} 1x, ${thumb(320)} 2x" alt="${alt}"`;
+};
+
 test("the page shows the episode's artwork, else the podcast's, with alt text; no notes, no section", async () => {
-  expect(await page('escaped')).toContain(
-    '<img class="artwork" src="https://example.org/escaped.jpg" alt="Artwork of escaped"',
-  );
+  expect(await page('escaped')).toContain(artworkImg('https://example.org/escaped.jpg', 'Artwork of escaped'));
   const html = await page('none');
-  expect(html).toContain('<img class="artwork" src="https://example.org/show.jpg" alt="Artwork of Notes Show"');
+  expect(html).toContain(artworkImg('https://example.org/show.jpg', 'Artwork of Notes Show'));
   expect(html).not.toContain('id="notes"');
 });

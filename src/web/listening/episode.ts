@@ -5,16 +5,18 @@ import type { ApiContext } from '../../api-context';
 import type { Episode } from '../../episodes/service';
 import { currentUser } from '../../http/credentials';
 import { route } from '../../http/method';
+import { artworkImage } from '../artwork';
 import { duration, when } from '../format';
 import { marksOf, nextInQueue, previousInQueue } from '../queue/marks';
 import { showNotes } from '../notes';
 import { render } from '../views';
 
-/** The episode's artwork, else its podcast's, and what it shows. */
-function artworkOf(e: Episode): { src: string; alt: string } | null {
-  if (e.artworkUrl) return { src: e.artworkUrl, alt: `Artwork of ${e.title ?? 'this episode'}` };
-  if (e.podcastArtworkUrl) return { src: e.podcastArtworkUrl, alt: `Artwork of ${e.podcastTitle ?? 'the podcast'}` };
-  return null;
+/** The thumbnail of the episode's artwork, else of its podcast's, 160 px a side, and what it shows. */
+function artworkOf(e: Episode): { src: string; srcset: string; alt: string } | null {
+  const own = artworkImage(e.artworkUrl, 160);
+  if (own) return { ...own, alt: `Artwork of ${e.title ?? 'this episode'}` };
+  const podcast = artworkImage(e.podcastArtworkUrl, 160);
+  return podcast && { ...podcast, alt: `Artwork of ${e.podcastTitle ?? 'the podcast'}` };
 }
 
 /** An episode's page, with the player. */

@@ -5,6 +5,7 @@ import { storableInput } from '../../http/text-edge';
 import { accountRoutes } from '../account';
 import { adminRoutes } from '../admin';
 import { appRoutes } from '../apps';
+import { artworkRoutes } from '../artwork';
 import { duplicateRoutes } from '../duplicates';
 import { again, inputRefused, PageError, pageErrors } from '../errors';
 import { flowRoutes } from '../flow';
@@ -78,6 +79,7 @@ function signedInRoutes(r: Router, ctx: ApiContext): void {
     queueRoutes(ctx),
     statsRoutes(ctx),
     searchRoutes(ctx),
+    artworkRoutes(ctx),
   );
   r.use('/web', () => {
     throw new PageError(404, 'There is no such page.');
