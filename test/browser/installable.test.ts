@@ -1,4 +1,11 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { browserWorld, check, submit } from '../helpers/browser';
+
+/** The shell cache's name as the worker names it (bumped whenever the cached files change). */
+const SHELL = /const SHELL = '([^']+)'/.exec(
+  readFileSync(path.join(__dirname, '../../src/web/static/sw.js'), 'utf8'),
+)![1]!;
 
 // castsync as an installed web app, in Chromium: the manifest Chromium accepts, the service worker
 // active, the offline page when the server cannot be reached, and signing out emptying the worker's cache.
@@ -31,10 +38,11 @@ test('installable: the manifest is valid, the worker active; offline shows the o
   };
   // Each test's page is in a fresh (incognito) browser context, where nothing installs: that one is ours.
   expect(installabilityErrors.map((e) => e.errorId).filter((id) => id !== 'in-incognito')).toEqual([]);
-  expect(await page.evaluate('caches.keys()')).toEqual(['castsync-shell-v6']);
+  expect(SHELL).toMatch(/^castsync-shell-v\d+$/);
+  expect(await page.evaluate('caches.keys()')).toEqual([SHELL]);
   // The worker keeps no page: only the shell's files.
   const kept = (await page.evaluate(
-    'caches.open("castsync-shell-v6").then((c) => c.keys()).then((ks) => ks.map((k) => new URL(k.url).pathname))',
+    `caches.open("${SHELL}").then((c) => c.keys()).then((ks) => ks.map((k) => new URL(k.url).pathname))`,
   )) as string[];
   expect(kept.every((p) => p.startsWith('/static/'))).toBe(true);
 
