@@ -19,14 +19,10 @@ export function presentRecord(r: SubscriptionRecord): RecordOut {
 /** POST's answer: the feeds that were subscribed, and the ones refused with their reason. */
 export function presentOutcomes(changedAt: Date | undefined, outcomes: Outcome[]): PostResult {
   const result: PostResult = { success: [], failure: [] };
+  const changed = changedAt && iso(changedAt);
   for (const o of outcomes) {
     if (o.ok) {
-      result.success.push({
-        feed_url: o.url,
-        guid: o.guid,
-        is_subscribed: true,
-        subscription_changed: iso(changedAt!),
-      });
+      result.success.push({ feed_url: o.url, guid: o.guid, is_subscribed: true, subscription_changed: changed! });
     } else {
       result.failure.push({ feed_url: o.url, message: o.reason });
     }
