@@ -58,10 +58,13 @@ async function syncOf(ctx, name, actions) {
     const r = await json(origin, 'POST', '/api/v1/sync', auth, { requests: batch });
     if (r.status !== 200) throw new Error(`sync seed ${r.status}`);
   }
-  // The stamp before the last 50 changes: what an app that synced a little earlier sends back.
+  // The stamp before the last 50 changes: what an app that synced a little earlier sends back. A batch's
+  // subscribes share one change stamp, so it is the newest stamp older than the 50th newest change's.
   const recent = await pool.query(
-    `SELECT s.changed FROM subscriptions s JOIN users u ON u.id = s.user_id
-      WHERE u.username = $1 ORDER BY s.changed DESC, s.id DESC OFFSET 50 LIMIT 1`,
+    `SELECT max(s.changed) AS changed FROM subscriptions s JOIN users u ON u.id = s.user_id
+      WHERE u.username = $1
+        AND s.changed < (SELECT x.changed FROM subscriptions x WHERE x.user_id = u.id
+                          ORDER BY x.changed DESC, x.id DESC OFFSET 49 LIMIT 1)`,
     [name],
   );
   const since = recent.rows[0].changed.toISOString();
