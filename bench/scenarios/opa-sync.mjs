@@ -50,21 +50,17 @@ async function syncOf(ctx, name, actions) {
   await seed(ctx, name, actions - 60);
   const user = await ctx.login(name);
   const auth = { authorization: user.basic, 'content-type': 'application/json' };
-  for (let i = 0; i < 60; i += 30) {
-    const at = new Date().toISOString();
-    const batch = Array.from({ length: 30 }, (_, k) =>
-      subscribe(`https://sync.bench.example/${name}/api/${i + k}.xml`, at),
-    );
+  // One action a batch: each change its own stamp, so that a since can find 50 of them (a page never
+  // splits one stamp's changes, and a batch's subscribes share one).
+  for (let i = 0; i < 60; i++) {
+    const batch = [subscribe(`https://sync.bench.example/${name}/api/${i}.xml`, new Date().toISOString())];
     const r = await json(origin, 'POST', '/api/v1/sync', auth, { requests: batch });
     if (r.status !== 200) throw new Error(`sync seed ${r.status}`);
   }
-  // The stamp before the last 50 changes: what an app that synced a little earlier sends back. A batch's
-  // subscribes share one change stamp, so it is the newest stamp older than the 50th newest change's.
+  // The stamp before the last 50 changes: what an app that synced a little earlier sends back.
   const recent = await pool.query(
-    `SELECT max(s.changed) AS changed FROM subscriptions s JOIN users u ON u.id = s.user_id
-      WHERE u.username = $1
-        AND s.changed < (SELECT x.changed FROM subscriptions x WHERE x.user_id = u.id
-                          ORDER BY x.changed DESC, x.id DESC OFFSET 49 LIMIT 1)`,
+    `SELECT s.changed FROM subscriptions s JOIN users u ON u.id = s.user_id
+      WHERE u.username = $1 ORDER BY s.changed DESC, s.id DESC OFFSET 50 LIMIT 1`,
     [name],
   );
   const since = recent.rows[0].changed.toISOString();
