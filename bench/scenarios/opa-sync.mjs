@@ -55,7 +55,7 @@ async function syncOf(ctx, name, actions) {
   for (let i = 0; i < 60; i++) {
     const batch = [subscribe(`https://sync.bench.example/${name}/api/${i}.xml`, new Date().toISOString())];
     const r = await json(origin, 'POST', '/api/v1/sync', auth, { requests: batch });
-    if (r.status !== 200) throw new Error(`sync seed ${r.status}`);
+    if (r.status !== 200) throw new Error(`sync seed ${r.status}: ${JSON.stringify(r.body)}`);
   }
   // The stamp before the last 50 changes: what an app that synced a little earlier sends back.
   const recent = await pool.query(
