@@ -54,6 +54,8 @@ export async function startProcess(cmd, args, extraEnv, readyCheck) {
   let out = '';
   child.stdout.on('data', (d) => (out = (out + d).slice(-10_000)));
   child.stderr.on('data', (d) => (out = (out + d).slice(-10_000)));
+  /** The last 10,000 characters it wrote: what a failed run shows of the server. */
+  child.output = () => out;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited:\n${out}`);
     if (await readyCheck(out)) return child;

@@ -1,6 +1,6 @@
 // The cost per item of the two writes of many feeds: POST /v1/subscriptions of 100 never-seen feeds against
 // POST /api/v1/sync of 30 subscribes of never-seen feeds, the same user, one request at a time, alternating,
-// medians of N (60). From the project directory: `node bench/per-item.mjs` (the server as `npm start` runs
+// medians of N (60); and POST /v1/subscriptions of 30, the sync batch's size, for a request's fixed cost. From the project directory: `node bench/per-item.mjs` (the server as `npm start` runs
 // it, with the shared harness of ../shared; SHARED_DIR says where it is otherwise).
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -26,9 +26,9 @@ try {
     return Number(process.hrtime.bigint() - t0) / 1e6;
   };
   let seq = 0;
-  const v1 = () =>
+  const v1 = (length = 100) =>
     post('/v1/subscriptions', {
-      subscriptions: Array.from({ length: 100 }, (_, k) => ({ feed_url: `https://v1.cost.example/${seq}/${k}.xml` })),
+      subscriptions: Array.from({ length }, (_, k) => ({ feed_url: `https://v${length}.cost.example/${seq}/${k}.xml` })),
     });
   const sync = () => {
     const at = new Date().toISOString();
@@ -46,16 +46,21 @@ try {
   for (let i = 0; i < 10; i++, seq++) {
     await v1();
     await sync();
+    await v1(30);
   }
   const a = [],
-    b = [];
+    b = [],
+    c = [];
   for (let i = 0; i < N; i++, seq++) {
     a.push(await v1());
     b.push(await sync());
+    c.push(await v1(30));
   }
   const med = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-  const r = { v1_100_ms: med(a), sync_30_ms: med(b), v1_per_item_ms: med(a) / 100, sync_per_item_ms: med(b) / 30 };
+  const r = { v1_100_ms: med(a), sync_30_ms: med(b), v1_30_ms: med(c) };
+  Object.assign(r, { v1_per_item_ms: r.v1_100_ms / 100, sync_per_item_ms: r.sync_30_ms / 30 });
   r.ratio = r.sync_per_item_ms / r.v1_per_item_ms;
+  r.ratio_at_30 = r.sync_30_ms / r.v1_30_ms;
   console.log(JSON.stringify(r));
 } finally {
   await server.stop();

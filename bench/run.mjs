@@ -44,14 +44,8 @@ for (const name of chosen) if (!SCENARIOS[name]) throw new Error(`no scenario ${
 // machine today, so that figures from two machines can be told apart.
 const results = { fresh_page_us: freshPageMicros(), loopback_copy_us_per_100kib: await loopbackCopyMicros() };
 const ctx = await createContext();
-try {
-  await ctx.start();
-  await seedUsers(ctx);
-  for (const [name, scenario] of Object.entries(SCENARIOS)) {
-    if (chosen.includes(name)) await scenario(ctx, results);
-  }
-  results.castsync_rss_mib_end = await ctx.rss();
-
+/** Prints what was measured: all of it, or, after a failure, the scenarios done before it. */
+function report() {
   console.log(
     `users=${USERS} subs/user=${SUBS} conn=${CONN} ${SECONDS}s x ${ROUNDS} rounds (castsync vs floor, alternating)`,
   );
@@ -68,8 +62,19 @@ try {
   const summary = { ...results };
   delete summary.plans;
   console.log(JSON.stringify({ bench: summary }, round));
+}
+try {
+  await ctx.start();
+  await seedUsers(ctx);
+  for (const [name, scenario] of Object.entries(SCENARIOS)) {
+    if (chosen.includes(name)) await scenario(ctx, results);
+  }
+  results.castsync_rss_mib_end = await ctx.rss();
+  report();
 } catch (err) {
   log(err);
+  log(`castsync's last output:\n${ctx.castsync?.output?.() ?? '(not started)'}`);
+  report();
   process.exitCode = 1;
 } finally {
   await ctx.close();
