@@ -28,7 +28,9 @@ try {
   let seq = 0;
   const v1 = (length = 100) =>
     post('/v1/subscriptions', {
-      subscriptions: Array.from({ length }, (_, k) => ({ feed_url: `https://v${length}.cost.example/${seq}/${k}.xml` })),
+      subscriptions: Array.from({ length }, (_, k) => ({
+        feed_url: `https://v${length}.cost.example/${seq}/${k}.xml`,
+      })),
     });
   const sync = () => {
     const at = new Date().toISOString();
