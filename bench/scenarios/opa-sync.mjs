@@ -54,8 +54,18 @@ async function syncOf(ctx, name, actions) {
   // splits one stamp's changes, and a batch's subscribes share one).
   for (let i = 0; i < 60; i++) {
     const batch = [subscribe(`https://sync.bench.example/${name}/api/${i}.xml`, new Date().toISOString())];
-    const r = await json(origin, 'POST', '/api/v1/sync', auth, { requests: batch });
-    if (r.status !== 200) throw new Error(`sync seed ${r.status}: ${JSON.stringify(r.body)}`);
+    // What castsync's statements are doing, should a seed take seconds (to tell a slow plan from a wait).
+    let slow;
+    const watch = setTimeout(async () => {
+      slow = (
+        await pool.query(
+          `SELECT state, wait_event_type, wait_event, now() - query_start AS running, left(query, 300) AS query
+             FROM pg_stat_activity WHERE application_name = 'castsync' AND state <> 'idle'`,
+        )
+      ).rows;
+    }, 3000);
+    const r = await json(origin, 'POST', '/api/v1/sync', auth, { requests: batch }).finally(() => clearTimeout(watch));
+    if (r.status !== 200) throw new Error(`sync seed ${r.status}: ${JSON.stringify(r.body)} ${JSON.stringify(slow)}`);
   }
   // The stamp before the last 50 changes: what an app that synced a little earlier sends back.
   const recent = await pool.query(

@@ -5,6 +5,7 @@ import * as feeds from '../../src/feeds/repo';
 import * as records from '../../src/subscriptions/record-repo';
 import * as lists from '../../src/subscriptions/list-repo';
 import * as subscriptions from '../../src/subscriptions/repo';
+import * as sync from '../../src/sync/repo';
 import type { Queryable } from '../../src/db/pool';
 import { testApp, type TestApp } from '../helpers/app';
 
@@ -14,7 +15,7 @@ import { testApp, type TestApp } from '../helpers/app';
 // values sent (a custom plan) or once for any values (the generic plan it may settle on for a prepared
 // statement). docs/performance.md, "At gpodder.net's size", has the same plans on 7 million actions.
 
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; Plans?: PlanNode[] };
+type PlanNode = { 'Node Type': string; 'Relation Name'?: string; Filter?: string; Plans?: PlanNode[] };
 const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
 const BIG_TABLES = [
@@ -187,10 +188,28 @@ const cases: [string, (db: Queryable) => Promise<unknown>][] = [
   ['archive: episode actions', (db) => episodes.actionsAfter(db, historyUser, undefined, 5000)],
   ['fetcher: the records of a fetched feed', (db) => records.liveRecordsWithUrl(db, popularHash, null)],
   ['fetcher: due feeds', (db) => feeds.claimDue(db, 16, 600)],
+  [
+    "sync draft: the records a batch's subscribes name",
+    (db) => sync.findMatches(db, user, [hex(1), hex(2)], [popularHash, hex(3)]),
+  ],
+  [
+    'sync draft: changes since',
+    (db) => sync.changedAfter(db, user, { since: ago(2), ownClient: undefined, limit: 50 }),
+  ],
 ];
 
 test.each(cases)('%s reads no big table whole', async (_, run) => {
   const list = await explained(run);
   expect(list.length).toBeGreaterThan(0);
   expect(seqScans(list)).toEqual([]);
+});
+
+test("the sync draft reads the record a subscribe names by its key, not by a lookup run for each of the user's records", async () => {
+  const list = await explained((db) => sync.findMatches(db, user, [hex(1), hex(2)], [popularHash, hex(3)]));
+  const filtered = list
+    .flatMap((e) => [e.custom, e.generic])
+    .flatMap((p) => (p ? nodes(p) : []))
+    .filter((n) => n['Relation Name'] === 'subscriptions' && /SubPlan/.test(n.Filter ?? ''));
+  expect(list.length).toBe(1);
+  expect(filtered).toEqual([]);
 });
