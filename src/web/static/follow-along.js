@@ -100,6 +100,8 @@
         items[now]?.querySelector('button').setAttribute('aria-current', 'true');
         current = now;
         if (named) named.textContent = list[now]?.title ?? '';
+        // The player's scrubber says the chapter's name too: it may have spoken for this time already.
+        audio.dispatchEvent(new Event('chapterchange'));
         // The lock screen names the chapter (the title stays the episode's, the album the podcast's).
         const metadata = 'mediaSession' in navigator ? navigator.mediaSession.metadata : null;
         if (metadata) metadata.artist = list[now]?.title || audio.dataset.podcast || '';

@@ -204,7 +204,8 @@
       const named = chapter.textContent ? `, ${chapter.textContent}` : '';
       scrubber.setAttribute('aria-valuetext', `${clock(now)} of ${clock(end)}${rest ? `, ${rest}` : ''}${named}`);
     };
-    for (const event of ['timeupdate', 'durationchange', 'seeked', 'loadedmetadata']) {
+    // chapterchange: follow-along.js named another chapter (after this listener, for the same time).
+    for (const event of ['timeupdate', 'durationchange', 'seeked', 'loadedmetadata', 'chapterchange']) {
       audio.addEventListener(event, show);
     }
     for (const event of ['play', 'pause']) audio.addEventListener(event, playing);
