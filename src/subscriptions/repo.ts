@@ -59,27 +59,11 @@ const matchedBy = (column: 'guid' | 'url_hash', history: string, alias: string) 
           WHERE x.user_id = $1 AND x.${column} = item.${column} AND (SELECT exists FROM history)
          LIMIT 1) ${alias} ON true`;
 
-/**
- * For each (guid, url hash) pair of $2 and $3, the user's record that has that guid (current or earlier)
- * and the one that has that URL (first or other). Each lookup is a LIMIT 1 subquery, so a few index
- * probes per item however many records the user has.
- */
-export async function findMatches(db: Queryable, userId: number, guids: string[], hashes: string[]): Promise<Matches> {
-  const r = await db.query<MatchRow>({
-    name: 'find-matches',
-    text: `WITH history AS (SELECT ${HAS_HISTORY} AS exists)
-     SELECT (SELECT last_change FROM users WHERE id = $1) AS last_change,
-            by_guid.id AS by_guid_id, by_guid.guid AS by_guid_guid, by_guid.feed_url AS by_guid_url, by_guid.live AS by_guid_live,
-            by_url.id AS by_url_id, by_url.guid AS by_url_guid, by_url.feed_url AS by_url_url, by_url.live AS by_url_live
-       FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
-       ${matchedBy('guid', 'subscription_guids', 'by_guid')}
-       ${matchedBy('url_hash', 'subscription_urls', 'by_url')}
-      ORDER BY item.ord`,
-    values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
-  });
-  const lastChange = r.rows[0]?.last_change;
+/** The matches of the rows of a matches read, in their order. */
+function matchesOfRows(userId: number, rows: MatchRow[]): Matches {
+  const lastChange = rows[0]?.last_change;
   if (!lastChange) throw missingUser(userId);
-  const matches = r.rows.map((x) => ({
+  const matches = rows.map((x) => ({
     byGuid:
       x.by_guid_id === null
         ? null
@@ -90,6 +74,62 @@ export async function findMatches(db: Queryable, userId: number, guids: string[]
         : { id: x.by_url_id, guid: x.by_url_guid!, feedUrl: x.by_url_url!, live: x.by_url_live! },
   }));
   return { lastChange, matches };
+}
+
+/**
+ * SQL: for each (guid, url hash) pair of $2 and $3, the user's record that has that guid (current or
+ * earlier) and the one that has that URL (first or other), with `more` joined after them. Each lookup is a
+ * LIMIT 1 subquery, so a few index probes per item however many records the user has.
+ */
+const matchesSql = (more = '', columns = '') => `WITH history AS (SELECT ${HAS_HISTORY} AS exists)
+     SELECT (SELECT last_change FROM users WHERE id = $1) AS last_change,
+            by_guid.id AS by_guid_id, by_guid.guid AS by_guid_guid, by_guid.feed_url AS by_guid_url, by_guid.live AS by_guid_live,
+            by_url.id AS by_url_id, by_url.guid AS by_url_guid, by_url.feed_url AS by_url_url, by_url.live AS by_url_live
+            ${columns}
+       FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
+       ${matchedBy('guid', 'subscription_guids', 'by_guid')}
+       ${matchedBy('url_hash', 'subscription_urls', 'by_url')}
+       ${more}
+      ORDER BY item.ord`;
+
+/** The records each pair of guid and URL key names, by guid and by URL; and the user's last change stamp. */
+export async function findMatches(db: Queryable, userId: number, guids: string[], hashes: string[]): Promise<Matches> {
+  const r = await db.query<MatchRow>({
+    name: 'find-matches',
+    text: matchesSql(),
+    values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
+  });
+  return matchesOfRows(userId, r.rows);
+}
+
+/** How a read of matches reads the record each item names, aliased s: its columns and what it joins. */
+export type NamedRecordRead = { name: string; columns: string; from: string };
+
+/**
+ * findMatches, and for each pair the record it names: a live one of its two matches first, else the one by
+ * guid, then by URL (undefined if none); read as `read` says, by its key, in the same statement. The record
+ * is read in a LIMIT 1 subquery, which PostgreSQL runs for each pair: as a join, it could plan a read of
+ * all the user's records for each pair when its statistics are older than the user's records.
+ */
+export async function findMatchesAndRecords<T>(
+  db: Queryable,
+  userId: number,
+  guids: string[],
+  hashes: string[],
+  read: NamedRecordRead,
+): Promise<Matches & { records: (T | undefined)[] }> {
+  const named = `LEFT JOIN LATERAL (
+         SELECT true AS named, ${read.columns} FROM ${read.from}
+          WHERE s.user_id = $1
+            AND s.id = CASE WHEN by_guid.live THEN by_guid.id WHEN by_url.live THEN by_url.id
+                            ELSE coalesce(by_guid.id, by_url.id) END
+          LIMIT 1) named ON true`;
+  const r = await db.query<MatchRow & { named: boolean | null }>({
+    name: read.name,
+    text: matchesSql(named, ', named.*'),
+    values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
+  });
+  return { ...matchesOfRows(userId, r.rows), records: r.rows.map((x) => (x.named ? (x as T) : undefined)) };
 }
 
 /**

@@ -37,6 +37,7 @@ export {
   checkFeed,
   isItem,
   matchAndWriteLocked,
+  matchesAndRecordsOf,
   matchesOf,
   subscribe,
   unsubscribe,
@@ -44,7 +45,7 @@ export {
 } from './subscribe';
 export type { Written } from './subscribe';
 export type { Item, Match } from './plan';
-export type { Matches } from './repo';
+export type { Matches, NamedRecordRead } from './repo';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';
 export { MAX_URL_LENGTH, checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
 export type { FeedUrlProblem, FeedUrlResult } from './urls';

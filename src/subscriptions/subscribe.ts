@@ -81,6 +81,25 @@ export function matchesOf(db: Queryable, userId: number, items: Item[]): Promise
 }
 
 /**
+ * matchesOf, and for each item the record it names (a live match first, else by guid, then URL), read as
+ * `read` says, in the same statement.
+ */
+export function matchesAndRecordsOf<T>(
+  db: Queryable,
+  userId: number,
+  items: Item[],
+  read: repo.NamedRecordRead,
+): Promise<repo.Matches & { records: (T | undefined)[] }> {
+  return repo.findMatchesAndRecords<T>(
+    db,
+    userId,
+    items.map((x) => x.guid),
+    items.map((x) => x.hash),
+    read,
+  );
+}
+
+/**
  * Plans against the records the items matched and writes, if no other write of this user came in since they
  * were read (a compare-and-set on the user's change stamp); undefined if one did.
  */

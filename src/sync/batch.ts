@@ -16,10 +16,20 @@ export const MAX_BATCH = 30;
 
 const key = (r: Ref) => `${r.type}:${r.syncId}`;
 
-/** The entities these refs name, as they are now (in the batch's transaction: once it is done). */
-export async function entitiesOf(db: Queryable, userId: number, refs: Ref[]): Promise<Map<string, Entity>> {
+/**
+ * The entities these refs name, as they are now (in the batch's transaction: once it is done); the records
+ * in `known` (by sync id, as they are now) are not read again.
+ */
+export async function entitiesOf(
+  db: Queryable,
+  userId: number,
+  refs: Ref[],
+  known: ReadonlyMap<string, repo.EntityRow> = new Map(),
+): Promise<Map<string, Entity>> {
   const ids = (type: Ref['type']) => [...new Set(refs.filter((r) => r.type === type).map((r) => r.syncId))];
-  const subscriptions = ids('subscription').length > 0 ? await repo.bySyncIds(db, userId, ids('subscription')) : [];
+  const unknown = ids('subscription').filter((id) => !known.has(id));
+  const read = unknown.length > 0 ? await repo.bySyncIds(db, userId, unknown) : [];
+  const subscriptions = [...read, ...ids('subscription').flatMap((id) => known.get(id) ?? [])];
   const episodes = await readStates(db, userId, ids('episode'));
   const out = new Map<string, Entity>();
   for (const row of subscriptions)
@@ -50,7 +60,7 @@ async function decide(
   clientId: string | null,
   actions: SyncAction[],
   limits: { maxFavourites: number },
-): Promise<Decision[]> {
+): Promise<{ decisions: Decision[]; records: ReadonlyMap<string, repo.EntityRow> }> {
   const stored = await repo.storedActions(
     tx,
     userId,
@@ -88,7 +98,7 @@ async function decide(
     entity_id: d.ref.syncId,
   }));
   await repo.storeActions(tx, userId, rows);
-  return decisions;
+  return { decisions, records: subscribes.records() };
 }
 
 /**
@@ -106,11 +116,12 @@ export async function applyBatch(
 ): Promise<Outcome[]> {
   return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
-    const decisions = await decide(tx, userId, clientId ?? null, actions, limits);
+    const { decisions, records } = await decide(tx, userId, clientId ?? null, actions, limits);
     const now = await entitiesOf(
       tx,
       userId,
       decisions.flatMap((d) => (d.ref ? [d.ref] : [])),
+      records,
     );
     return decisions.map((d) => {
       const entity = d.ref && now.get(key(d.ref));

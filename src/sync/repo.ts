@@ -1,5 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
+import { matchesAndRecordsOf, type Item, type Matches } from '../subscriptions/service';
 
 // The sync endpoint's SQL: its own tables (sync_subscription_changes, sync_actions), and reads of the
 // subscription records it presents (written only through the subscription service).
@@ -35,36 +36,19 @@ export async function bySyncIds(db: Queryable, userId: number, syncIds: string[]
   return r.rows;
 }
 
+/** What a batch's subscribes read: the service's matches of each, and the record the endpoint shows for it. */
+export type SubscribeReads = Matches & { found: (EntityRow | undefined)[] };
+
 /**
- * The record each subscribe names (guids and URL keys, pairwise; undefined where none), in their order: a
- * subscribed one that has its guid or its URL (any it had) first, as the draft says a subscribe of a feed
- * the user is subscribed to by either is ignored; else by guid, then URL. One statement for a batch.
+ * For each subscribe, in their order: what its guid and URL match, as the subscription service plans with
+ * them, and the record it names: a subscribed one that has its guid or its URL (any it had) first, as the
+ * draft says a subscribe of a feed the user is subscribed to by either is ignored; else by guid, then URL.
+ * One statement for a batch, a few index probes per subscribe.
  */
-export async function findMatches(
-  db: Queryable,
-  userId: number,
-  guids: string[],
-  hashes: string[],
-): Promise<(EntityRow | undefined)[]> {
-  const r = await db.query<EntityRow & { id: number | null }>({
-    name: 'sync-find-matches',
-    // The record's id is found first, in a lateral subquery of its own, and the record then read by its key:
-    // with the id as a correlated subquery in the record's WHERE, PostgreSQL could plan that subquery as a
-    // filter run for each of the user's records, which took over 10 s for a user of 20,000.
-    text: `SELECT p.* FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS item (guid, url_hash, ord)
-      LEFT JOIN LATERAL (
-           SELECT m.id FROM (
-             SELECT 1 AS o, id FROM subscriptions WHERE user_id = $1 AND guid = item.guid
-             UNION ALL SELECT 2, subscription_id FROM subscription_guids WHERE user_id = $1 AND guid = item.guid
-             UNION ALL SELECT 3, id FROM subscriptions WHERE user_id = $1 AND url_hash = item.url_hash
-             UNION ALL SELECT 4, subscription_id FROM subscription_urls WHERE user_id = $1 AND url_hash = item.url_hash) m
-           JOIN subscriptions x ON x.user_id = $1 AND x.id = m.id
-           ORDER BY (x.is_subscribed AND x.deleted IS NULL) DESC, o LIMIT 1) hit ON true
-      LEFT JOIN LATERAL (SELECT ${ENTITY} FROM ${FROM} WHERE s.user_id = $1 AND s.id = hit.id) p ON true
-      ORDER BY item.ord`,
-    values: [userId, arrayLiteral(guids), arrayLiteral(hashes)],
-  });
-  return r.rows.map((row) => (row.id === null ? undefined : row));
+export async function findMatches(db: Queryable, userId: number, items: Item[]): Promise<SubscribeReads> {
+  const read = { name: 'sync-find-matches', columns: ENTITY, from: FROM };
+  const r = await matchesAndRecordsOf<EntityRow>(db, userId, items, read);
+  return { lastChange: r.lastChange, matches: r.matches, found: r.records };
 }
 
 /** The id of the record that has this guid, now or earlier. */
@@ -101,15 +85,15 @@ const NOTE_CONFLICT = `ON CONFLICT (user_id, subscription_id) DO UPDATE
 
 /**
  * Notes the subscribes of a batch that subscribed the records with these current guids (subscribed at the
- * app's time of each, pairwise), in one statement; returns each record's guid and sync id.
+ * app's time of each, pairwise), in one statement; returns each record as it is now.
  */
 export async function noteSubscribes(
   tx: Queryable,
   userId: number,
   clientId: string | null,
   notes: { guid: string; at: Date }[],
-): Promise<{ guid: string; sync_id: string }[]> {
-  const r = await tx.query<{ guid: string; sync_id: string }>({
+): Promise<EntityRow[]> {
+  const r = await tx.query<EntityRow>({
     name: 'sync-note-subscribes',
     text: `WITH noted AS (
        INSERT INTO sync_subscription_changes AS c
@@ -119,8 +103,8 @@ export async function noteSubscribes(
          JOIN subscriptions s ON s.user_id = $1 AND s.guid = n.guid
         ORDER BY n.ord
        ${NOTE_CONFLICT}
-       RETURNING subscription_id)
-     SELECT s.guid, s.sync_id FROM noted JOIN subscriptions s ON s.user_id = $1 AND s.id = noted.subscription_id`,
+       RETURNING *)
+     SELECT ${ENTITY} FROM noted c JOIN subscriptions s ON s.user_id = $1 AND s.id = c.subscription_id`,
     values: [
       userId,
       clientId,

@@ -4,7 +4,7 @@ import * as repo from './repo';
 import type { Ref } from './types';
 
 // A batch's subscribe actions as sets: what they read is read once for all of them at the batch's start
-// (two statements, under the user's lock), and the subscribes that write, one after another, are written
+// (one statement, under the user's lock), and the subscribes that write, one after another, are written
 // together (one write and one note, under one change stamp, as an upload of gpodder or /v1 is). A batch of
 // 30 subscribes costs a constant number of statements, not five per action.
 
@@ -27,6 +27,8 @@ export class BatchSubscribes {
   private readonly guids = new Set<string>();
   private readonly hashes = new Set<string>();
   private pending: Pending[] = [];
+  /** The records the subscribes decided on, by sync id, as they are now: until another kind of write. */
+  private readonly current = new Map<string, repo.EntityRow>();
 
   constructor(
     private readonly tx: Queryable,
@@ -34,26 +36,35 @@ export class BatchSubscribes {
     private readonly clientId: string | null,
   ) {}
 
-  /** Reads what these subscribes name, in two statements whatever their number. */
+  /** Reads what these subscribes name, in one statement whatever their number. */
   async readAhead(items: subscriptions.Item[]): Promise<void> {
     if (items.length === 0) return;
-    const guids = items.map((x) => x.guid);
-    const hashes = items.map((x) => x.hash);
-    const found = await repo.findMatches(this.tx, this.userId, guids, hashes);
-    const matched = await subscriptions.matchesOf(this.tx, this.userId, items);
-    this.lastChange = matched.lastChange;
-    items.forEach((item, i) => this.ahead.set(keyOf(item), { found: found[i], match: matched.matches[i]! }));
+    const read = await repo.findMatches(this.tx, this.userId, items);
+    this.lastChange = read.lastChange;
+    items.forEach((item, i) => this.ahead.set(keyOf(item), { found: read.found[i], match: read.matches[i]! }));
   }
 
   /** What the item reads now: the record the sync endpoint shows for it, and what its guid and URL match. */
   async readFor(item: subscriptions.Item): Promise<Read> {
-    const read = this.ahead.get(keyOf(item));
-    if (read && this.lastChange && !this.touched(item, read)) return read;
+    const ahead = this.ahead.get(keyOf(item));
+    if (ahead && this.lastChange && !this.touched(item, ahead)) return this.decided(ahead);
     if (this.pending.length > 0) await this.flush();
-    const [found] = await repo.findMatches(this.tx, this.userId, [item.guid], [item.hash]);
-    const matched = await subscriptions.matchesOf(this.tx, this.userId, [item]);
-    this.lastChange = matched.lastChange;
-    return { found, match: matched.matches[0]! };
+    const read = await repo.findMatches(this.tx, this.userId, [item]);
+    this.lastChange = read.lastChange;
+    return this.decided({ found: read.found[0], match: read.matches[0]! });
+  }
+
+  private decided(read: Read): Read {
+    if (read.found) this.current.set(read.found.sync_id, read.found);
+    return read;
+  }
+
+  /**
+   * The records the subscribes decided on or wrote, as they are now, by sync id: none after another kind
+   * of write (which may have changed them), until the subscribes after it.
+   */
+  records(): ReadonlyMap<string, repo.EntityRow> {
+    return this.current;
   }
 
   private touched(item: subscriptions.Item, read: Read): boolean {
@@ -89,6 +100,7 @@ export class BatchSubscribes {
     this.wrote(written.plan.targets);
     const notes = pending.map((p, i) => ({ guid: written.plan.targetOf[i]!.guid, at: p.at }));
     const noted = await repo.noteSubscribes(this.tx, this.userId, this.clientId, notes);
+    for (const row of noted) this.current.set(row.sync_id, row);
     const syncIds = new Map(noted.map((n) => [n.guid, n.sync_id]));
     notes.forEach((n, i) => (pending[i]!.ref.syncId = syncIds.get(n.guid)!));
   }
@@ -107,5 +119,6 @@ export class BatchSubscribes {
   changed(): void {
     this.lastChange = undefined;
     this.ahead.clear();
+    this.current.clear();
   }
 }

@@ -141,6 +141,40 @@ describe('subscription actions', () => {
     });
   });
 
+  test('every answer of a mixed batch shows its record once the batch is done, as a GET does', async () => {
+    const u = await t.user();
+    const at = (m: number) => new Date(Date.UTC(2026, 6, 11, 10, m)).toISOString();
+    const feed = (x: string) => `https://mixed.example/${x}`;
+    const [b, c, e] = await sync(u, [sub(feed('b'), at(0)), sub(feed('c'), at(0)), sub(feed('e'), at(0))]);
+    await sync(u, [unsub(c!.data!.sync_id, at(1))]);
+    const results = await sync(u, [
+      sub(feed('a'), at(10)), // new: applied
+      sub(feed('b'), at(11)), // subscribed: ignored, and b is unsubscribed and subscribed again later
+      sub(feed('e'), at(11)), // subscribed: ignored, and e is unsubscribed later
+      sub(feed('c'), at(12)), // unsubscribed earlier: subscribed again
+      unsub(b!.data!.sync_id, at(13)),
+      unsub(e!.data!.sync_id, at(13)),
+      sub(feed('d'), at(14)),
+      sub(feed('a'), at(15)), // subscribed by the first: ignored
+      sub(feed('b'), at(16)), // unsubscribed at 13: subscribed again
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      'applied',
+      'ignored',
+      'ignored',
+      'applied',
+      'applied',
+      'applied',
+      'applied',
+      'ignored',
+      'applied',
+    ]);
+    for (const r of results) expect(r.data).toEqual(await one(u, r.data!.sync_id));
+    expect(results[1]!.data).toEqual({ ...b!.data, subscribed_at: at(16) });
+    expect(results[2]!.data).toEqual({ ...e!.data, unsubscribed_at: at(13) });
+    expect(results[0]!.data).toEqual(results[7]!.data);
+  });
+
   test('a retried batch is answered the same and applied once', async () => {
     const u = await t.user();
     const batch = [

@@ -131,6 +131,9 @@ const seqScans = (list: Explained[]) =>
 
 const ago = (days: number) => new Date(Date.now() - days * 86_400_000);
 const hex = (k: number) => k.toString(16).padStart(32, '0');
+/** Subscribes of feeds by these guids and URL keys, as the sync draft reads them. */
+const items = (guids: string[], hashes: string[]) =>
+  guids.map((guid, i) => ({ guid, hash: hashes[i]!, feedUrl: `https://f.example/${i}`, key: '', explicitGuid: true }));
 const action = (k: number): episodes.ActionWrite => ({
   podcastUrl: 'https://f.example/1.xml',
   podcastHash: hex(1),
@@ -190,7 +193,7 @@ const cases: [string, (db: Queryable) => Promise<unknown>][] = [
   ['fetcher: due feeds', (db) => feeds.claimDue(db, 16, 600)],
   [
     "sync draft: the records a batch's subscribes name",
-    (db) => sync.findMatches(db, user, [hex(1), hex(2)], [popularHash, hex(3)]),
+    (db) => sync.findMatches(db, user, items([hex(1), hex(2)], [popularHash, hex(3)])),
   ],
   [
     'sync draft: changes since',
@@ -205,11 +208,65 @@ test.each(cases)('%s reads no big table whole', async (_, run) => {
 });
 
 test("the sync draft reads the record a subscribe names by its key, not by a lookup run for each of the user's records", async () => {
-  const list = await explained((db) => sync.findMatches(db, user, [hex(1), hex(2)], [popularHash, hex(3)]));
+  const list = await explained((db) => sync.findMatches(db, user, items([hex(1), hex(2)], [popularHash, hex(3)])));
   const filtered = list
     .flatMap((e) => [e.custom, e.generic])
     .flatMap((p) => (p ? nodes(p) : []))
     .filter((n) => n['Relation Name'] === 'subscriptions' && /SubPlan/.test(n.Filter ?? ''));
   expect(list.length).toBe(1);
   expect(filtered).toEqual([]);
+});
+
+type RunNode = PlanNode & { 'Actual Rows': number; 'Actual Loops': number };
+
+test("the sync draft's read of a batch probes by key for a person whose records outgrew the statistics", async () => {
+  // A person who has just imported 3,000 records, not yet in PostgreSQL's statistics (they say a user has
+  // about 30): the generic plan, run, must read each record it names by its key, at most one row a probe.
+  // A plan that joins the user's records read in a bulk (a bitmap or hash of all 3,000) fails here.
+  const sent: { text: string; values: unknown[] }[] = [];
+  const capture = {
+    query: async (config: { text: string; values: unknown[] }) => {
+      sent.push(config);
+      return client.query(config.text, config.values);
+    },
+  } as unknown as Queryable;
+  await client.query('BEGIN');
+  try {
+    const id = (
+      await client.query<{ id: number }>(
+        `INSERT INTO users (username, password_hash) VALUES ('importer', 'x') RETURNING id`,
+      )
+    ).rows[0]!.id;
+    await client.query(
+      `WITH s AS (
+         INSERT INTO subscriptions (user_id, guid, feed_url, url_hash, subscription_changed)
+         SELECT $1, md5('g' || g)::uuid, 'https://i.example/' || g, md5('u' || g)::uuid, now() FROM generate_series(1, 3000) g
+         RETURNING user_id, id, changed)
+       INSERT INTO sync_subscription_changes (user_id, subscription_id, subscribed_at, occurred_at, stamp)
+       SELECT user_id, id, changed, changed, changed FROM s`,
+      [id],
+    );
+    const guids = (k: number) => `md5('g${k}')::uuid`;
+    const known = await client.query<{ g: string; u: string; g12: string }>(
+      `SELECT ${guids(7)}::text AS g, md5('u12')::uuid::text AS u, ${guids(12)}::text AS g12`,
+    );
+    const { g, u, g12 } = known.rows[0]!;
+    const read = await sync.findMatches(capture, id, items([g, hex(1), hex(2)], [hex(3), u, hex(4)]));
+    expect(read.found.map((f) => f?.guid)).toEqual([g, g12, undefined]);
+    const [statement] = sent;
+    await client.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+    await client.query(`PREPARE named_by_subscribes AS ${statement!.text}`);
+    const args = statement!.values.map((v) => `'${String(v)}'`).join(', ');
+    const run = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE named_by_subscribes(${args})`);
+    const plan = (run.rows[0]['QUERY PLAN'] as { Plan: RunNode }[])[0]!.Plan;
+    const bulk = nodes(plan)
+      .map((n) => n as RunNode)
+      .filter((n) => ['subscriptions', 'sync_subscription_changes'].includes(n['Relation Name'] ?? ''))
+      .filter((n) => n['Actual Rows'] > 1)
+      .map((n) => `${n['Node Type']} on ${n['Relation Name']}: ${n['Actual Rows']} rows`);
+    expect(bulk).toEqual([]);
+    expect(sent).toHaveLength(1);
+  } finally {
+    await client.query('ROLLBACK');
+  }
 });
