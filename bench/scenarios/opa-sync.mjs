@@ -1,8 +1,11 @@
 // The Open Podcast API's sync draft (/api/v1/sync): a user with 20,000 applied sync actions (20,000
 // subscriptions subscribed through it) against one with 200, at 16 connections: a batch of 30 subscribe
 // actions of new feeds, the first page of a full sync (50 changes), and an incremental sync that finds 50.
+// All of one user, so the batches wait for each other (a person's writes are serialised); then, one
+// request at a time, what a batch costs per item against /v1 (bench/per-item-cost.mjs).
 import { randomUUID } from 'node:crypto';
 import { json, load, log, sideBySide, URL_HASH } from '../lib.mjs';
+import { perItemCost } from '../per-item-cost.mjs';
 
 const subscribe = (url, at) => ({
   type: 'subscription',
@@ -109,4 +112,8 @@ export default async function opaSync(ctx, results) {
   const few = await syncOf(ctx, 'sync-200', 200);
   const many = await syncOf(ctx, 'sync-20000', 20_000);
   results['opa sync, 20,000 vs 200 actions'] = sideBySide(few, many);
+  log('measuring the sync batch against /v1, per item, one request at a time ...');
+  await ctx.pool.query('INSERT INTO users (username, password_hash) VALUES ($1, $2)', ['sync-cost', ctx.hash]);
+  const user = await ctx.login('sync-cost');
+  results['opa sync vs /v1, per item, one at a time'] = await perItemCost(ctx.origin, user.basic);
 }

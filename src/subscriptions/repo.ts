@@ -177,6 +177,27 @@ export const isExistingFeed = (err: unknown): boolean => {
 };
 
 /**
+ * What a caller writes of the records an insert of new feeds creates, in the same statement: its CTEs,
+ * which may read `stamp` (the change stamp, `at`) and `created` (the records' rows) and take parameters
+ * from $6 (`values`); and the columns it reads of each created record (alias c), one row each. A row of
+ * the caller's that breaks a unique key fails the statement, as a feed the user has does.
+ */
+export type AlsoWritten = { name: string; ctes: string; values: unknown[]; columns: string };
+
+/** SQL: insertIfAllNew's statement, with what the caller writes in it (`also`) or not. */
+const insertIfAllNewSql = (also?: AlsoWritten) => `WITH seen AS (SELECT last_change FROM users WHERE id = $1),
+       known AS (
+         SELECT CASE WHEN ${HAS_HISTORY}
+                THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
+                  OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
+                ELSE false END AS hit),
+       stamp AS (${STAMP_IF_UNCHANGED(2)}),
+       created AS (${INSERT_CREATED(2)}${also ? ' RETURNING *' : ''})
+       ${also ? `, ${also.ctes}` : ''}
+     SELECT stamp.at, castsync_conflict_if((SELECT hit FROM known))
+            ${also ? `, ${also.columns} FROM stamp CROSS JOIN created c` : 'FROM stamp'}`;
+
+/**
  * The common POST in one round trip: insert feeds that are all new to the user. The unique indexes on
  * guid and URL do the matching: a feed the user has makes the whole statement fail (unique violation, or
  * CONFLICT_SQLSTATE for an earlier guid or other URL), writing nothing, and the caller matches instead.
@@ -191,18 +212,26 @@ export async function insertIfAllNew(
 ): Promise<Written | undefined> {
   const r = await db.query<WrittenRow>({
     name: 'insert-if-all-new',
-    text: `WITH seen AS (SELECT last_change FROM users WHERE id = $1),
-       known AS (
-         SELECT CASE WHEN ${HAS_HISTORY}
-                THEN EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1 AND guid = ANY ($2::uuid[]))
-                  OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1 AND url_hash = ANY ($4::uuid[]))
-                ELSE false END AS hit),
-       stamp AS (${STAMP_IF_UNCHANGED(2)}),
-       created AS (${INSERT_CREATED(2)})
-     SELECT at, castsync_conflict_if((SELECT hit FROM known)) FROM stamp`,
+    text: insertIfAllNewSql(),
     values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged')],
   });
   return writtenOf(r.rows[0]);
+}
+
+/** insertIfAllNew with what the caller writes of the records created (`also`), and the rows it reads of them. */
+export async function insertIfAllNewWith<T>(
+  db: Queryable,
+  userId: number,
+  created: SubscribeWrite['created'],
+  also: AlsoWritten,
+): Promise<(Written & { rows: T[] }) | undefined> {
+  const r = await db.query<WrittenRow & T>({
+    name: also.name,
+    text: insertIfAllNewSql(also),
+    values: [userId, ...columns(created, 'guid', 'feedUrl', 'urlHash', 'guidChanged'), ...also.values],
+  });
+  const written = writtenOf(r.rows[0]);
+  return written && { ...written, rows: r.rows };
 }
 
 /**

@@ -40,12 +40,13 @@ export {
   matchesAndRecordsOf,
   matchesOf,
   subscribe,
+  subscribeAllNew,
   unsubscribe,
   writeMatchedLocked,
 } from './subscribe';
 export type { Written } from './subscribe';
 export type { Item, Match } from './plan';
-export type { Matches, NamedRecordRead } from './repo';
+export type { AlsoWritten, Matches, NamedRecordRead } from './repo';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';
 export { MAX_URL_LENGTH, checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
 export type { FeedUrlProblem, FeedUrlResult } from './urls';

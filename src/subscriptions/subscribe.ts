@@ -49,25 +49,51 @@ export type Written = repo.Written & { plan: Plan };
 /** How a plan is made: see planUpsert. */
 export type PlanOptions = { keepLiveUrls?: boolean };
 
+/** Fails as a whole, writing nothing, when a feed exists: an answer, not an error (then undefined). */
+async function ifAllNew<T>(db: Db, insert: (c: Queryable) => Promise<T | undefined>): Promise<T | undefined> {
+  // On a connection of its own, which goes back to the pool whole when the statement fails.
+  return onConnection(db, insert).catch((err: unknown) => {
+    if (repo.isExistingFeed(err)) return undefined;
+    throw err;
+  });
+}
+
+/** The plan of items that are all new to the user: undefined unless each creates a plain record. */
+function planAllNew(items: Item[]): Plan | undefined {
+  const plan = planUpsert(
+    items,
+    items.map(() => ({ byGuid: null, byUrl: null })),
+  );
+  return onlyCreates(plan) ? plan : undefined;
+}
+
 /**
  * Most POSTs add feeds the user does not have: one statement inserts them if that is so, and fails as a
  * whole if any exists (then undefined). Only a plan that creates plain records qualifies: one where two
  * items of the request land in one record writes history, which needs the general write.
  */
 async function insertAllNew(db: Db, userId: number, items: Item[]): Promise<Written | undefined> {
-  const plan = planUpsert(
-    items,
-    items.map(() => ({ byGuid: null, byUrl: null })),
-  );
-  if (!onlyCreates(plan)) return undefined;
-  // Its failure is an answer: on a connection of its own, which goes back to the pool whole.
-  const written = await onConnection(db, (c) => repo.insertIfAllNew(c, userId, writesOf(plan).created)).catch(
-    (err: unknown) => {
-      if (repo.isExistingFeed(err)) return undefined;
-      throw err;
-    },
-  );
+  const plan = planAllNew(items);
+  if (!plan) return undefined;
+  const written = await ifAllNew(db, (c) => repo.insertIfAllNew(c, userId, writesOf(plan).created));
   return written && { plan, ...written };
+}
+
+/**
+ * Subscribes the user to feeds that are all new to them, each in a record of its own, with what the caller
+ * writes of those records (`also`), in one statement: the records' rows as `also` reads them (alias c), and
+ * the change stamp. Undefined, having written nothing, if any feed is not new (or two items are one
+ * record), a row of the caller's breaks a unique key, or another write of the user came in between.
+ */
+export async function subscribeAllNew<T>(
+  db: Db,
+  userId: number,
+  items: Item[],
+  also: repo.AlsoWritten,
+): Promise<(repo.Written & { rows: T[] }) | undefined> {
+  const plan = planAllNew(items);
+  if (!plan || plan.targets.length !== items.length) return undefined;
+  return ifAllNew(db, (c) => repo.insertIfAllNewWith<T>(c, userId, writesOf(plan).created, also));
 }
 
 /** The user's records the items match (by guid, then URL), and the user's last change they were read at. */

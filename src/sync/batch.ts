@@ -3,6 +3,7 @@ import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { readStates } from '../episodes/service';
 import { subscriptionOf } from './entities';
 import { episodeAction } from './episodes';
+import { subscribeNewFeeds } from './new-subscribes';
 import * as repo from './repo';
 import { BatchSubscribes } from './subscribe-reads';
 import { subscriptionAction, subscribeItems } from './subscriptions';
@@ -105,7 +106,8 @@ async function decide(
  * Applies a batch in one transaction under the user's lock, in the order of the actions' times (the order
  * in the batch breaks ties). An action id already applied or ignored (in an earlier batch or earlier in
  * this one) is answered as it was and not applied again. Outcomes come in the batch's order, each with
- * its entity's state once the batch is done.
+ * its entity's state once the batch is done. A batch of subscribes of new feeds is written in one
+ * statement (new-subscribes.ts).
  */
 export async function applyBatch(
   db: Db,
@@ -114,6 +116,8 @@ export async function applyBatch(
   actions: SyncAction[],
   limits: { maxFavourites: number },
 ): Promise<Outcome[]> {
+  const allNew = await subscribeNewFeeds(db, userId, clientId ?? null, actions);
+  if (allNew) return allNew;
   return withTransaction(db, async (tx) => {
     await lockUser(tx, userId);
     const { decisions, records } = await decide(tx, userId, clientId ?? null, actions, limits);

@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { matchesAndRecordsOf, type Item, type Matches } from '../subscriptions/service';
+import { matchesAndRecordsOf, type AlsoWritten, type Item, type Matches } from '../subscriptions/service';
 
 // The sync endpoint's SQL: its own tables (sync_subscription_changes, sync_actions), and reads of the
 // subscription records it presents (written only through the subscription service).
@@ -113,6 +113,41 @@ export async function noteSubscribes(
     ],
   });
   return r.rows;
+}
+
+/** A subscribe of a batch of new feeds: the guid of its record, its time, and its action id. */
+export type NewSubscribe = { guid: string; at: Date; actionId: string };
+
+/** A record a batch of new feeds created, as the insert returns it (the note is the batch's). */
+export type CreatedRow = Pick<
+  EntityRow,
+  'id' | 'sync_id' | 'guid' | 'feed_url' | 'is_subscribed' | 'subscription_changed' | 'deleted' | 'changed'
+>;
+
+/**
+ * SQL the insert of a batch's new feeds runs in its statement (see subscriptions' AlsoWritten): the note
+ * of each subscribe and its action id, kept as applied, for the records created (`created`, joined by
+ * guid). A kept action id makes the statement fail on sync_actions' key: that batch takes the general way.
+ */
+export function newSubscribesWrite(clientId: string | null, subscribes: NewSubscribe[]): AlsoWritten {
+  const actions = `unnest($7::uuid[], $8::timestamptz[], $9::uuid[]) AS a (guid, at, action_id)`;
+  return {
+    name: 'sync-subscribe-all-new',
+    ctes: `noted AS (
+       INSERT INTO sync_subscription_changes
+              (user_id, subscription_id, subscribed_at, unsubscribed_at, occurred_at, stamp, client_id)
+       SELECT $1, c.id, a.at, NULL, a.at, c.changed, $6 FROM created c JOIN ${actions} ON a.guid = c.guid),
+     kept AS (
+       INSERT INTO sync_actions (user_id, action_id, type, action, status, entity_id)
+       SELECT $1, a.action_id, 'subscription', 'subscribe', 'applied', c.sync_id FROM created c JOIN ${actions} ON a.guid = c.guid)`,
+    columns: 'c.id, c.sync_id, c.guid, c.feed_url, c.is_subscribed, c.subscription_changed, c.deleted, c.changed',
+    values: [
+      clientId,
+      arrayLiteral(subscribes.map((x) => x.guid)),
+      arrayLiteral(subscribes.map((x) => x.at.toISOString())),
+      arrayLiteral(subscribes.map((x) => x.actionId)),
+    ],
+  };
 }
 
 export type StoredAction = {

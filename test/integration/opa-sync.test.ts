@@ -175,6 +175,46 @@ describe('subscription actions', () => {
     expect(results[0]!.data).toEqual(results[7]!.data);
   });
 
+  test('a batch of new feeds, written in one statement, answers and keeps what the general way does', async () => {
+    // The same three subscribes (out of time order) for two people: alone, they are one statement; with a
+    // rejected action beside them, the batch takes the general way. Everything either door shows agrees.
+    const at = (s: number) => new Date(Date.UTC(2026, 6, 11, 10, 0, s)).toISOString();
+    const batch = () => [
+      sub('https://one-statement.example/b', at(2)),
+      sub('https://one-statement.example/a', at(1), { guid: 'E0A5B6D8-4F0D-4C57-8A58-9AF6E5D0B7C1' }),
+      sub('https://one-statement.example/c', at(3)),
+    ];
+    const bad = { ...sub('ftp://one-statement.example/x', at(4)) };
+    const [fast, general] = [await t.user(), await t.user()];
+    const first = await sync(fast, batch(), CLIENT_A);
+    const second = (await sync(general, [...batch(), bad], CLIENT_A)).slice(0, 3);
+    const shown = (results: Result[]) =>
+      results.map(({ action_id: _, data, ...r }) => ({ ...r, entity: undefined, data: { ...data, sync_id: '' } }));
+    expect(shown(first)).toEqual(shown(second));
+    expect(first.map((r) => r.status)).toEqual(['applied', 'applied', 'applied']);
+    expect(first[1]!.data!.guid).toBe('e0a5b6d8-4f0d-4c57-8a58-9af6e5d0b7c1');
+    for (const r of first) expect(r.data).toEqual(await one(fast, r.data!.sync_id));
+    // The changes (each at its own stamp): none for the client itself, all three (in the order of their
+    // times) for another.
+    const changes = async (u: TestUser, client: string) =>
+      (await pull(u, '', client)).results.map(({ action_id: _, last_updated: _at, data, ...r }) => ({
+        ...r,
+        data: data.feed_url,
+      }));
+    expect(await changes(fast, CLIENT_A)).toEqual(await changes(general, CLIENT_A));
+    expect(await changes(fast, CLIENT_A)).toEqual([]);
+    expect(await changes(fast, CLIENT_B)).toEqual(await changes(general, CLIENT_B));
+    expect((await changes(fast, CLIENT_B)).map((c) => c.data)).toEqual(
+      ['a', 'b', 'c'].map((x) => `https://one-statement.example/${x}`),
+    );
+    // The other doors see the same, and the action ids were kept: a retry is answered the same.
+    expect(await gpodderPull(fast)).toEqual(await gpodderPull(general));
+    const v1 = async (u: TestUser) => (await as(t, u).get('/v1/subscriptions')).body.results;
+    expect(await v1(fast)).toEqual(await v1(general));
+    const sent = batch().map((a, i) => ({ ...a, action_id: first[i]!.action_id }));
+    expect(await sync(fast, sent, CLIENT_A)).toEqual(first);
+  });
+
   test('a retried batch is answered the same and applied once', async () => {
     const u = await t.user();
     const batch = [
