@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import type { Context } from '../context';
 import { InvalidInput, NotFound } from '../errors';
 import { urlForLog } from '../logger';
@@ -22,6 +22,15 @@ const MAX_PIXELS = 40_000_000;
 const KEEP_MS = { image: 30 * 24 * 3600_000, error: 3600_000 };
 const ACCEPT = 'image/webp, image/png, image/jpeg, image/*;q=0.9, */*;q=0.1';
 
+/**
+ * sharp, loaded when the first thumbnail is made: its native library takes memory from the moment it is
+ * loaded (about 18 MiB), which a server that makes none (most instances, most of the time) never needs.
+ * By require: import() would not run under the tests' module registry.
+ */
+let sharpLoaded: typeof Sharp | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadSharp = (): typeof Sharp => (sharpLoaded ??= require('sharp') as typeof Sharp);
+
 /** A thumbnail: the WebP image, or (none could be had) the artwork's own URL. */
 export type Thumbnail = { image: Buffer } | { fallback: string };
 
@@ -33,6 +42,7 @@ const notImage = ({ type }: { type: string }) =>
 
 /** The artwork resized to each width (cropped to a square, as the pages show it), as WebP. */
 async function resized(body: Buffer): Promise<Map<number, Buffer>> {
+  const sharp = loadSharp();
   const source = sharp(body, { limitInputPixels: MAX_PIXELS }).rotate();
   const images = await Promise.all(
     THUMBNAIL_WIDTHS.map((w) => source.clone().resize(w, w, { fit: 'cover' }).webp({ quality: 80 }).toBuffer()),

@@ -1,4 +1,4 @@
-import webPush from 'web-push';
+import type WebPush from 'web-push';
 import { checkTarget, failure, readBody, send, type AddressPolicy } from '../feeds/service';
 import { ntfyBody, pushBody, webhookBody, type Message } from './message';
 import type { PushRow } from './push-repo';
@@ -17,6 +17,15 @@ export type Answer = { status: number; text: string };
 const USER_AGENT = 'castsync (podcast sync server; notifications)';
 /** Of an answer's body, this much is kept to show. */
 const ANSWER_BYTES = 2000;
+
+/**
+ * The web-push library, loaded when the first message goes to a browser or the VAPID keys are made: it
+ * takes memory from the moment it is loaded (about 10 MiB), which a server that sends none never needs.
+ * By require: import() would not run under the tests' module registry.
+ */
+let webPushLoaded: typeof WebPush | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const loadWebPush = (): typeof WebPush => (webPushLoaded ??= require('web-push') as typeof WebPush);
 
 /** POSTs `body` to `url` under the policy; throws FetchFailed when no answer came. */
 async function post(url: URL, headers: Record<string, string>, body: Buffer, s: Sending): Promise<Answer> {
@@ -60,6 +69,7 @@ export type Vapid = { subject: string; publicKey: string; privateKey: string };
 
 /** Sends a message to a browser through its push service; 404 and 410 say the subscription is gone. */
 export function sendToBrowser(browser: PushRow, m: Message, vapid: Vapid, s: Sending): Promise<Answer> {
+  const webPush = loadWebPush();
   const details = webPush.generateRequestDetails(
     { endpoint: browser.endpoint, keys: { p256dh: browser.p256dh, auth: browser.auth } },
     JSON.stringify(pushBody(m)),

@@ -1,8 +1,7 @@
-import webPush from 'web-push';
 import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import type { AddressPolicy } from '../feeds/service';
-import type { Vapid } from './channels';
+import { loadWebPush, type Vapid } from './channels';
 import * as repo from './push-repo';
 import { checkHookUrl } from './settings';
 
@@ -17,7 +16,7 @@ export async function vapidPublicKey(db: Queryable): Promise<string> {
 async function vapidKeys(db: Queryable): Promise<repo.KeyRow> {
   const kept = await repo.keys(db);
   if (kept) return kept;
-  const made = webPush.generateVAPIDKeys();
+  const made = loadWebPush().generateVAPIDKeys();
   return repo.keepKeys(db, { public_key: made.publicKey, private_key: made.privateKey });
 }
 
