@@ -1,5 +1,5 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded';
 
@@ -48,16 +48,83 @@ process.on('exit', () => {
 });
 
 /**
+ * The process groups of the processes listening on 127.0.0.1:port (from /proc: the socket's inode in
+ * /proc/net/tcp, then the processes holding that socket), so that a test knows whose server answers.
+ */
+function listenerGroups(port: number): Set<number> {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex, st 0A is LISTEN, the inode is the tenth field.
+      if (f[1]?.endsWith(`:${hexPort}`) && f[3] === '0A') inodes.add(f[9]!);
+    }
+  }
+  const groups = new Set<number>();
+  if (inodes.size === 0) return groups;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    const holds = fds.some((fd) => {
+      try {
+        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '');
+      } catch {
+        return false;
+      }
+    });
+    if (!holds) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // "pid (comm) state ppid pgrp ...": the group is the third field after the command's parenthesis.
+      groups.add(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]));
+    } catch {
+      /* gone */
+    }
+  }
+  return groups;
+}
+
+/**
  * Starts the built server in its own process group: as `npm start` runs it, without the build step; with
  * `npm`, through npm itself (`npm start`, its pre-script skipped), so that the group holds npm and node,
  * as when a person or a service manager starts it.
+ *
+ * The server is ready when /healthz answers from a socket its own group listens on. A free port is free
+ * only when it is picked: a server of a test running beside this one may take it before this server
+ * listens (and answer its /healthz); then, unless the port was chosen, the start is tried on another one.
  */
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 90_000,
-  { npm = false, port: chosen }: { npm?: boolean; port?: number } = {},
+  {
+    npm = false,
+    port: chosen,
+    pickPort = freePort,
+  }: { npm?: boolean; port?: number; /** for the helper's own test */ pickPort?: () => Promise<number> } = {},
 ): Promise<ServerProcess> {
-  const port = chosen ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOn(chosen ?? (await pickPort()), env, timeoutMs, npm);
+    } catch (e) {
+      if (!(e instanceof PortTaken) || chosen !== undefined || attempt === 3) throw e;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startServerOn(port: number, env: Record<string, string>, timeoutMs: number, npm: boolean) {
   const start = startCommand();
   const [command, args] = npm ? ['npm', ['start', '--ignore-scripts', '--silent']] : [process.execPath, start.args];
   const child = spawn(command, args, {
@@ -78,10 +145,23 @@ export async function startServer(
   void exited.then(() => (done = true));
   const origin = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
+  const taken = () => {
+    const groups = listenerGroups(port);
+    return groups.size > 0 && !groups.has(child.pid!);
+  };
   for (;;) {
-    if (done) throw new Error(`server exited during start:\n${log}`);
+    if (done) {
+      await new Promise((r) => setImmediate(r)); // the last of its output
+      if (/EADDRINUSE|Address already in use/.test(log)) throw new PortTaken(`port ${port} was taken:\n${log}`);
+      throw new Error(`server exited during start:\n${log}`);
+    }
+    if (taken()) {
+      process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+      throw new PortTaken(`port ${port} is another process's`);
+    }
     try {
-      if ((await fetch(`${origin}/healthz`)).status === 200) break;
+      if ((await fetch(`${origin}/healthz`)).status === 200 && listenerGroups(port).has(child.pid!)) break;
     } catch {
       /* not listening yet */
     }
@@ -96,7 +176,7 @@ export async function startServer(
     child,
     log: () => log,
     exited,
-    kill: (signal) => {
+    kill: (signal: NodeJS.Signals) => {
       try {
         process.kill(-child.pid!, signal);
       } catch {
