@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { COLUMNS, type SubscriptionRow } from './repo';
+import { COLUMNS, KEEP_SYNC_ID, type SubscriptionRow } from './repo';
 
 // One record at a time: found by guid or URL, changed, merged; and unsubscribing by URL.
 
@@ -77,7 +77,8 @@ export type RecordState = {
 
 export async function updateRecord(tx: Queryable, userId: number, id: number, set: RecordState): Promise<void> {
   await tx.query(
-    `UPDATE subscriptions SET feed_url = $3, guid = $4, is_subscribed = $5, subscription_changed = $6, guid_changed = $7, deleted = $8
+    `UPDATE subscriptions SET feed_url = $3, guid = $4, ${KEEP_SYNC_ID('subscriptions', '$4')}, is_subscribed = $5,
+            subscription_changed = $6, guid_changed = $7, deleted = $8
       WHERE user_id = $1 AND id = $2`,
     [userId, id, set.feedUrl, set.guid, set.isSubscribed, set.subscriptionChanged, set.guidChanged, set.deleted],
   );

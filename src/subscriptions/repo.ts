@@ -22,6 +22,14 @@ export type SubscriptionRow = {
 export const COLUMNS =
   's.id, s.guid, s.feed_url, s.url_hash, s.is_subscribed, s.subscription_changed, s.guid_changed, s.deleted, s.changed';
 
+/**
+ * SQL: the SET item that keeps a record's sync_id when a statement sets its guid (to `newGuid`). A record
+ * whose sync_id is NULL is named by its guid (migration 1763800000095), so the guid it had is stored as
+ * its sync_id before the guid changes. In an UPDATE, `table`'s columns are the row as it was.
+ */
+export const KEEP_SYNC_ID = (table: string, newGuid: string) =>
+  `sync_id = CASE WHEN ${table}.sync_id IS NULL AND ${table}.guid <> ${newGuid} THEN ${table}.guid ELSE ${table}.sync_id END`;
+
 /** SQL: whether user $1 has any earlier guid or other URL. Most have none, and then no history is probed. */
 const HAS_HISTORY = `(EXISTS (SELECT 1 FROM subscription_guids WHERE user_id = $1)
                    OR EXISTS (SELECT 1 FROM subscription_urls WHERE user_id = $1))`;
@@ -254,7 +262,8 @@ export async function writeSubscriptions(
        created AS (${INSERT_CREATED(3)} RETURNING id, guid),
        resubscribed AS (
          UPDATE subscriptions s
-            SET feed_url = again.feed_url, guid = again.guid, is_subscribed = true, deleted = NULL,
+            SET feed_url = again.feed_url, guid = again.guid, ${KEEP_SYNC_ID('s', 'again.guid')},
+                is_subscribed = true, deleted = NULL,
                 subscription_changed = stamp.at,
                 guid_changed = CASE WHEN again.guid_changed THEN stamp.at ELSE s.guid_changed END
            FROM stamp CROSS JOIN unnest($7::bigint[], $8::uuid[], $9::text[], $10::bool[]) AS again (id, guid, feed_url, guid_changed)

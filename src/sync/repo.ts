@@ -22,7 +22,13 @@ export type EntityRow = {
   client_id: string | null;
 };
 
-const ENTITY = `s.id, s.sync_id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.deleted, s.changed,
+/**
+ * SQL: a record's sync_id. It is stored only once the record's guid changed; until then it is the guid the
+ * record was made with (migration 1763800000095).
+ */
+const syncIdOf = (s: string) => `coalesce(${s}.sync_id, ${s}.guid)`;
+
+const ENTITY = `s.id, ${syncIdOf('s')} AS sync_id, s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, s.deleted, s.changed,
        c.subscribed_at, c.unsubscribed_at, c.occurred_at, c.stamp, c.client_id`;
 const FROM = `subscriptions s LEFT JOIN sync_subscription_changes c ON c.user_id = s.user_id AND c.subscription_id = s.id`;
 
@@ -30,7 +36,9 @@ const FROM = `subscriptions s LEFT JOIN sync_subscription_changes c ON c.user_id
 export async function bySyncIds(db: Queryable, userId: number, syncIds: string[]): Promise<EntityRow[]> {
   const r = await db.query<EntityRow>({
     name: 'sync-by-sync-ids',
-    text: `SELECT ${ENTITY} FROM ${FROM} WHERE s.user_id = $1 AND s.sync_id = ANY($2::uuid[])`,
+    // By the stored ids' index and the guids' (for the records whose id is their guid).
+    text: `SELECT ${ENTITY} FROM ${FROM}
+            WHERE s.user_id = $1 AND (s.sync_id = ANY($2::uuid[]) OR (s.sync_id IS NULL AND s.guid = ANY($2::uuid[])))`,
     values: [userId, syncIds],
   });
   return r.rows;
@@ -139,8 +147,8 @@ export function newSubscribesWrite(clientId: string | null, subscribes: NewSubsc
        SELECT $1, c.id, a.at, NULL, a.at, c.changed, $6 FROM created c JOIN ${actions} ON a.guid = c.guid),
      kept AS (
        INSERT INTO sync_actions (user_id, action_id, type, action, status, entity_id)
-       SELECT $1, a.action_id, 'subscription', 'subscribe', 'applied', c.sync_id FROM created c JOIN ${actions} ON a.guid = c.guid)`,
-    columns: 'c.id, c.sync_id, c.guid, c.feed_url, c.is_subscribed, c.subscription_changed, c.deleted, c.changed',
+       SELECT $1, a.action_id, 'subscription', 'subscribe', 'applied', ${syncIdOf('c')} FROM created c JOIN ${actions} ON a.guid = c.guid)`,
+    columns: `c.id, ${syncIdOf('c')} AS sync_id, c.guid, c.feed_url, c.is_subscribed, c.subscription_changed, c.deleted, c.changed`,
     values: [
       clientId,
       arrayLiteral(subscribes.map((x) => x.guid)),

@@ -195,6 +195,7 @@ const cases: [string, (db: Queryable) => Promise<unknown>][] = [
     "sync draft: the records a batch's subscribes name",
     (db) => sync.findMatches(db, user, items([hex(1), hex(2)], [popularHash, hex(3)])),
   ],
+  ['sync draft: records by their sync ids', (db) => sync.bySyncIds(db, user, [hex(1), hex(2)])],
   [
     'sync draft: changes since',
     (db) => sync.changedAfter(db, user, { since: ago(2), ownClient: undefined, limit: 50 }),
