@@ -145,25 +145,24 @@ async function startServerOn(port: number, env: Record<string, string>, timeoutM
   void exited.then(() => (done = true));
   const origin = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
-  const taken = () => {
-    const groups = listenerGroups(port);
-    return groups.size > 0 && !groups.has(child.pid!);
-  };
   for (;;) {
     if (done) {
       await new Promise((r) => setImmediate(r)); // the last of its output
       if (/EADDRINUSE|Address already in use/.test(log)) throw new PortTaken(`port ${port} was taken:\n${log}`);
       throw new Error(`server exited during start:\n${log}`);
     }
-    if (taken()) {
+    let answered = false;
+    try {
+      answered = (await fetch(`${origin}/healthz`)).status === 200;
+    } catch {
+      /* not listening yet */
+    }
+    if (answered) {
+      // This server, or a process that took the port before it could listen.
+      if (listenerGroups(port).has(child.pid!)) break;
       process.kill(-child.pid!, 'SIGKILL');
       await exited;
       throw new PortTaken(`port ${port} is another process's`);
-    }
-    try {
-      if ((await fetch(`${origin}/healthz`)).status === 200 && listenerGroups(port).has(child.pid!)) break;
-    } catch {
-      /* not listening yet */
     }
     if (Date.now() > deadline) {
       process.kill(-child.pid!, 'SIGKILL');
