@@ -17,7 +17,7 @@ const subscribe = (url, at) => ({
 
 /**
  * What `actions` applied subscribe actions leave, written with SQL (through the API, 20,000 take minutes):
- * a record each, one change stamp each (a millisecond apart, in whole milliseconds as the server's are),
+ * a record each (its sync id is its guid), one change stamp each (a millisecond apart, in whole milliseconds as the server's are),
  * the app's times and the action's id; then
  * the last 60 actions through the API, so that an incremental sync reads what POST wrote.
  */
@@ -32,7 +32,7 @@ async function seed(ctx, name, actions) {
                    date_trunc('milliseconds', now()) - interval '1 day' + k * interval '1 millisecond'
               FROM u, generate_series(0, $2::int - 1) k,
                    LATERAL (SELECT 'https://sync.bench.example/' || $1 || '/' || k || '.xml' AS url) f
-            RETURNING user_id, id, sync_id, changed),
+            RETURNING user_id, id, guid AS sync_id, changed),
           noted AS (
             INSERT INTO sync_subscription_changes (user_id, subscription_id, subscribed_at, occurred_at, stamp)
             SELECT user_id, id, changed - interval '1 hour', changed - interval '1 hour', changed FROM made)
