@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger';
-import { startKeptPostgres } from './postgres-keeper';
+import { startKeptPostgres, type KeptPostgres } from './postgres-keeper';
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void>; owned: boolean };
 
@@ -19,6 +19,8 @@ type Options = {
   waitMs?: number;
   /** A fixed port; by default any free one. */
   port?: number;
+  /** How a free port is picked (tests pick a taken one). */
+  pickPort?: () => Promise<number>;
 };
 
 export function freePort(): Promise<number> {
@@ -137,7 +139,8 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
   for (const e of events) {
     for (const l of process.listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l);
   }
-  const port = opts.port ?? (await freePort());
+  const pickPort = opts.pickPort ?? freePort;
+  let port = opts.port ?? (await pickPort());
   let log = '';
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...opts.settings };
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
@@ -165,12 +168,27 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
     }
   }
   const owner = fs.statSync(pgDir);
-  const kept = await startKeptPostgres({
-    pgDir,
-    port,
-    flags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-    runAs: isRoot ? { uid: owner.uid, gid: owner.gid } : undefined,
-  });
+  const start = (port: number) =>
+    startKeptPostgres({
+      pgDir,
+      port,
+      flags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+      runAs: isRoot ? { uid: owner.uid, gid: owner.gid } : undefined,
+    });
+  // A port is free only when it is picked: another process may take it before postgres listens. Then a
+  // picked port is given up for another (three tries in all); a fixed one is the operator's to free.
+  let kept: KeptPostgres;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      kept = await start(port);
+      break;
+    } catch (e) {
+      const taken = /Address already in use/.test((e as Error).message);
+      if (!taken || opts.port !== undefined || attempt === 3) throw e;
+      logger.warn({ port }, 'the port picked for the embedded PostgreSQL was taken; picking another');
+      port = await pickPort();
+    }
+  }
   logger.info({ port, pgDir }, 'embedded PostgreSQL started');
   return { url: urlFor(port, password), stop: kept.stop, owned: true };
 }

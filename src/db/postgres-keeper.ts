@@ -3,15 +3,21 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
 /**
- * The shell that keeps PostgreSQL: it starts postgres in the background, waits until its standard input
- * closes, then asks postgres for a fast shutdown and waits for it. Its standard input is a pipe from the
- * castsync process, so the pipe closes when castsync stops it, and also when castsync dies (kill -9):
- * PostgreSQL never outlives the process that runs it by more than its own shutdown.
+ * The shell that keeps PostgreSQL: it starts postgres in the background and waits for it. Beside it, a
+ * stopper waits until the shell's standard input closes, then asks postgres for a fast shutdown. That
+ * input is a pipe from the castsync process, so the pipe closes when castsync stops it, and also when
+ * castsync dies (kill -9): PostgreSQL never outlives the process that runs it by more than its own
+ * shutdown. A postgres that exits by itself (it could not start: its port taken, its directory locked)
+ * ends the shell at once, with postgres's exit status. The pipe is passed to the stopper as descriptor 3:
+ * a shell gives a background command /dev/null as its standard input.
  */
-const KEEPER = `"$0" "$@" & pg=$!
-cat > /dev/null
-kill -INT "$pg" 2> /dev/null
-wait "$pg"`;
+const KEEPER = `exec 3<&0
+"$0" "$@" 3<&- & pg=$!
+{ cat <&3 > /dev/null; kill -INT "$pg" 2> /dev/null; } & stopper=$!
+exec 3<&-
+wait "$pg"; status=$?
+kill "$stopper" 2> /dev/null
+exit $status`;
 
 const READY = 'database system is ready to accept connections';
 
@@ -53,7 +59,10 @@ export async function startKeptPostgres(opts: {
       if (log.includes(READY)) resolve();
     });
     keeper.once('error', reject);
-    void exited.then(() => reject(new Error(`embedded PostgreSQL did not start:\n${log.trim()}`)));
+    void exited.then(() => {
+      keeper.stdin!.end(); // the stopper's cat is still reading it
+      reject(new Error(`embedded PostgreSQL did not start:\n${log.trim()}`));
+    });
   });
   return { stop: () => stopKeeper(keeper, exited) };
 }

@@ -51,7 +51,7 @@ process.on('exit', () => {
  * The process groups of the processes listening on 127.0.0.1:port (from /proc: the socket's inode in
  * /proc/net/tcp, then the processes holding that socket), so that a test knows whose server answers.
  */
-function listenerGroups(port: number): Set<number> {
+export function listenerGroups(port: number): Set<number> {
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
   const inodes = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
@@ -113,16 +113,26 @@ export async function startServer(
     pickPort = freePort,
   }: { npm?: boolean; port?: number; /** for the helper's own test */ pickPort?: () => Promise<number> } = {},
 ): Promise<ServerProcess> {
+  if (chosen !== undefined) return startServerOn(chosen, env, timeoutMs, npm);
+  return onFreePort((port) => startServerOn(port, env, timeoutMs, npm), pickPort);
+}
+
+/** A start that failed because another process had taken its port. */
+export class PortTaken extends Error {}
+
+/**
+ * Runs `start` on a free port; if another process takes the port first (`start` throws PortTaken), again
+ * on another one, three tries in all.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, pickPort = freePort): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServerOn(chosen ?? (await pickPort()), env, timeoutMs, npm);
+      return await start(await pickPort());
     } catch (e) {
-      if (!(e instanceof PortTaken) || chosen !== undefined || attempt === 3) throw e;
+      if (!(e instanceof PortTaken) || attempt === 3) throw e;
     }
   }
 }
-
-class PortTaken extends Error {}
 
 async function startServerOn(port: number, env: Record<string, string>, timeoutMs: number, npm: boolean) {
   const start = startCommand();
@@ -260,7 +270,7 @@ export async function call(origin: string, method: string, path: string, authori
   return { status: r.status, headers: r.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-export type Cluster = { url: string; stop: () => Promise<void> };
+export type Cluster = { url: string; port: number; stop: () => Promise<void> };
 
 /**
  * Runs one of the test/helpers scripts that print "ready VALUE" once they serve: the value, and how to
@@ -288,7 +298,10 @@ async function startHelper(
       if (m) resolve(m[1]!);
     });
     child.stderr!.on('data', (d) => (out += d));
-    child.on('exit', () => reject(new Error(`${script} exited:\n${out}`)));
+    child.on('exit', () => {
+      const Failure = /EADDRINUSE|Address already in use/.test(out) ? PortTaken : Error;
+      reject(new Failure(`${script} exited:\n${out}`));
+    });
   });
   return {
     ready,
@@ -299,10 +312,16 @@ async function startHelper(
   };
 }
 
-/** Starts test/helpers/cluster.mjs: a PostgreSQL server of its own, in dataDir, on port. */
-export async function startCluster(dataDir: string, port: number): Promise<Cluster> {
-  const { ready, stop } = await startHelper('cluster.mjs', [dataDir, String(port)], {});
-  return { url: ready, stop };
+/**
+ * Starts test/helpers/cluster.mjs: a PostgreSQL server of its own, in dataDir, on port (by default a free
+ * one, another if that is taken before the server listens).
+ */
+export async function startCluster(dataDir: string, port?: number): Promise<Cluster> {
+  const start = async (port: number) => {
+    const { ready, stop } = await startHelper('cluster.mjs', [dataDir, String(port)], {});
+    return { url: ready, port, stop };
+  };
+  return port === undefined ? onFreePort(start) : start(port);
 }
 
 export type OidcProvider = {
@@ -319,10 +338,12 @@ export async function startOidcProvider(
   client: Record<string, unknown>,
   accounts: Record<string, Record<string, unknown>>,
 ): Promise<OidcProvider> {
-  const { ready: issuer, stop } = await startHelper('oidc-provider.mjs', [String(await freePort())], {
-    OIDC_TEST_CLIENT: JSON.stringify(client),
-    OIDC_TEST_ACCOUNTS: JSON.stringify(accounts),
-  });
+  const { ready: issuer, stop } = await onFreePort((port) =>
+    startHelper('oidc-provider.mjs', [String(port)], {
+      OIDC_TEST_CLIENT: JSON.stringify(client),
+      OIDC_TEST_ACCOUNTS: JSON.stringify(accounts),
+    }),
+  );
   return {
     issuer,
     setCodeTtl: async (seconds) => {

@@ -1,9 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freshDatabase } from '../helpers/db';
-import { freePort } from '../helpers/process';
+import { listenerGroups, onFreePort, PortTaken } from '../helpers/process';
 
 // The container image, without a Docker engine: the runtime stage of the Dockerfile is read, what it
 // copies is laid out in an empty directory as the image would hold it, and its CMD is started there with
@@ -49,34 +49,57 @@ test('its CMD starts the server from what the image holds, passes the health che
   }
   const before = fs.readdirSync(image, { recursive: true }).sort();
   const database = await freshDatabase();
-  const port = await freePort();
-  const runEnv = { PATH: process.env.PATH!, ...env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: database.url };
-  const server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
-    cwd: image,
-    env: runEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  server.stdout.on('data', (d) => (log += d));
-  server.stderr.on('data', (d) => (log += d));
-  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+  let server: ChildProcess | undefined;
   try {
-    for (let i = 0; ; i++) {
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ready) break;
-      if (i > 300) throw new Error(`not ready:\n${log}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const check = spawnSync(process.execPath, ['-e', /node -e "(.*)"$/.exec(healthcheck)![1]!], { env: runEnv });
+    // Started as the image starts it, on a free port; on another if a process takes that one first.
+    const run = await onFreePort(async (port) => {
+      const runEnv = {
+        PATH: process.env.PATH!,
+        ...env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: database.url,
+      };
+      // In a process group of its own, to tell its socket from another process's (listenerGroups).
+      server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
+        cwd: image,
+        env: runEnv,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let log = '';
+      server.stdout!.on('data', (d) => (log += d));
+      server.stderr!.on('data', (d) => (log += d));
+      let done = false;
+      const exited = new Promise<number | null>((resolve) => server!.on('exit', (code) => resolve(code)));
+      void exited.then(() => (done = true));
+      for (let i = 0; ; i++) {
+        if (done) {
+          const Failure = /EADDRINUSE/.test(log) ? PortTaken : Error;
+          throw new Failure(`exited during start:\n${log}`);
+        }
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ready && listenerGroups(port).has(server.pid!)) break;
+        if (ready) {
+          server.kill('SIGKILL');
+          await exited;
+          throw new PortTaken(`port ${port} is another process's`);
+        }
+        if (i > 300) throw new Error(`not ready:\n${log}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return { runEnv, exited };
+    });
+    const check = spawnSync(process.execPath, ['-e', /node -e "(.*)"$/.exec(healthcheck)![1]!], { env: run.runEnv });
     expect(check.status).toBe(0);
-    server.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    server!.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
     expect(fs.readdirSync(image, { recursive: true }).sort()).toEqual(before);
   } finally {
-    server.kill('SIGKILL');
+    server?.kill('SIGKILL');
     await database.drop();
     fs.rmSync(image, { recursive: true, force: true });
   }

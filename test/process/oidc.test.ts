@@ -5,7 +5,7 @@ import { freshDatabase } from '../helpers/db';
 import {
   basicAuth,
   cli,
-  freePort,
+  onFreePort,
   startOidcProvider,
   startServer,
   stopServer,
@@ -35,30 +35,38 @@ const callback = () => `${origin}/web/sign-in/oidc/callback`;
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   database = await freshDatabase();
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  provider = await startOidcProvider(
-    { client_id: 'castsync', client_secret: CLIENT_SECRET, redirect_uris: [callback()] },
-    PEOPLE,
-  );
   const env = { DATABASE_URL: database.url };
   // ada was made for single sign-on by the administrator; bob was not made at all.
   expect(cli(['user', 'add', 'ada', '--sso'], env).status).toBe(0);
-  server = await startServer(
-    {
-      ...env,
-      LOG_LEVEL: 'info',
-      PUBLIC_URL: origin,
-      OIDC_ISSUER: provider.issuer,
-      OIDC_CLIENT_ID: 'castsync',
-      OIDC_CLIENT_SECRET: CLIENT_SECRET,
-      OIDC_SCOPES: 'openid profile groups',
-      OIDC_ADMIN_GROUP: 'castsync-admins',
-      OIDC_BUTTON_LABEL: 'Sign in with Pocket ID',
-    },
-    90_000,
-    { port },
-  );
+  // The server's address is in its PUBLIC_URL and in the provider's redirect: a port taken before the
+  // server listens is given up for another, with a provider of its own.
+  await onFreePort(async (port) => {
+    origin = `http://127.0.0.1:${port}`;
+    provider = await startOidcProvider(
+      { client_id: 'castsync', client_secret: CLIENT_SECRET, redirect_uris: [callback()] },
+      PEOPLE,
+    );
+    try {
+      server = await startServer(
+        {
+          ...env,
+          LOG_LEVEL: 'info',
+          PUBLIC_URL: origin,
+          OIDC_ISSUER: provider.issuer,
+          OIDC_CLIENT_ID: 'castsync',
+          OIDC_CLIENT_SECRET: CLIENT_SECRET,
+          OIDC_SCOPES: 'openid profile groups',
+          OIDC_ADMIN_GROUP: 'castsync-admins',
+          OIDC_BUTTON_LABEL: 'Sign in with Pocket ID',
+        },
+        90_000,
+        { port },
+      );
+    } catch (e) {
+      await provider.stop();
+      throw e;
+    }
+  });
   browser = await launchBrowser();
 }, 120_000);
 
@@ -258,17 +266,18 @@ test('a callback without its sign-in (another browser, or expired) is a page', a
 
 test('a provider whose issuer is not the configured one cannot be used: a page, not a 500', async () => {
   const other = await freshDatabase();
-  const port = await freePort();
-  const misconfigured = await startServer(
-    {
-      DATABASE_URL: other.url,
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      OIDC_ISSUER: provider.issuer.replace('127.0.0.1', 'localhost'),
-      OIDC_CLIENT_ID: 'castsync',
-      OIDC_CLIENT_SECRET: CLIENT_SECRET,
-    },
-    90_000,
-    { port },
+  const misconfigured = await onFreePort((port) =>
+    startServer(
+      {
+        DATABASE_URL: other.url,
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        OIDC_ISSUER: provider.issuer.replace('127.0.0.1', 'localhost'),
+        OIDC_CLIENT_ID: 'castsync',
+        OIDC_CLIENT_SECRET: CLIENT_SECRET,
+      },
+      90_000,
+      { port },
+    ),
   );
   try {
     const page = await newPage();

@@ -6,7 +6,6 @@ import {
   call,
   deletionOutcome,
   cli,
-  freePort,
   startCluster,
   startServer,
   stopServer,
@@ -27,8 +26,8 @@ afterAll(async () => {
 });
 
 test('database loss: quick 503s, no crash, recovery on its own, no acknowledged write lost', async () => {
-  const port = await freePort();
-  cluster = await startCluster(dataDir, port);
+  cluster = await startCluster(dataDir);
+  const { port } = cluster;
   const env = { DATABASE_URL: cluster.url };
   expect(cli(['user', 'add', 'olga', '--password-stdin'], env, 'olga-password\n').status).toBe(0);
   server = await startServer(env);
@@ -64,6 +63,7 @@ test('database loss: quick 503s, no crash, recovery on its own, no acknowledged 
   expect((await call(server.origin, 'GET', '/v1/subscriptions', basicAuth('someone', 'else-pass'))).status).toBe(503);
 
   const down503 = Date.now();
+  // On its port again, which the server's DATABASE_URL names.
   cluster = await startCluster(dataDir, port);
   const back = Date.now();
   let status = 0;

@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
 import { freshDatabase } from '../helpers/db';
-import { freePort, startServer, stopServer } from '../helpers/process';
+import { freePort, onFreePort, startCluster, startServer, stopServer } from '../helpers/process';
 
 // Tests run beside each other, each starting servers on ports that were free when picked. A server of
 // another test that takes the port first must not be mistaken for the one started (its /healthz answers
@@ -45,5 +49,28 @@ test('a picked port taken before the server listens: the start is tried again on
     );
   } finally {
     await stopServer(server);
+  }
+});
+
+test('a helper whose port was taken (a PostgreSQL of its own) is started again on another port', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'castsync-start-helper-'));
+  const picked: number[] = [];
+  const cluster = await onFreePort(
+    (port) => startCluster(dataDir, port),
+    async () => {
+      picked.push(picked.length === 0 ? squatted : await freePort());
+      return picked.at(-1)!;
+    },
+  );
+  try {
+    expect(picked).toHaveLength(2);
+    expect(cluster.port).toBe(picked[1]);
+    const client = new Client({ connectionString: cluster.url });
+    await client.connect();
+    expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await client.end();
+  } finally {
+    await cluster.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
