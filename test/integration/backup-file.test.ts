@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, statSync, writeFileSync, chmodSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { backup } from '../../src/cli/backup-restore';
 import { testApp, type TestApp } from '../helpers/app';
+import { tempDirForFile } from '../helpers/tmp';
 
 // The backup file holds password hashes and the passwords of other servers that unfinished imports keep
 // (docs/backups.md): it is its owner's only, and so is its partial file while it is written.
@@ -12,6 +12,7 @@ beforeAll(async () => {
   t = await testApp();
 });
 afterAll(() => t.close());
+const tmp = tempDirForFile('castsync-backup-');
 
 /** Until the backup's own connection waits for a lock: its partial file is then open and part written. */
 async function backupWaiting(): Promise<void> {
@@ -28,7 +29,7 @@ const modeOf = (file: string) => statSync(file).mode & 0o777;
 
 test('the partial file while it is written, and the backup, are 0600, even over a partial file a backup cut off left', async () => {
   await t.user('backedup');
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'castsync-backup-mode-')), 'castsync.backup');
+  const file = path.join(mkdtempSync(path.join(tmp, 'mode-')), 'castsync.backup');
   const partial = `${file}.partial`;
   writeFileSync(partial, 'what a backup that was cut off wrote');
   chmodSync(partial, 0o644);

@@ -10,7 +10,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
@@ -31,6 +30,7 @@ import {
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { rowsOfUser } from '../helpers/db';
 import { csrfOf } from '../helpers/web';
+import { tempDirForFile } from '../helpers/tmp';
 
 // Idle accounts (docs/idle-accounts.md): an idle user's archive kept in the database (a copy in a folder
 // when asked) and read back before the user is removed, their sign-in answered with how to bring the
@@ -45,7 +45,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const folder = () => mkdtempSync(path.join(os.tmpdir(), 'castsync-idle-'));
+const tmp = tempDirForFile('castsync-idle-');
+const folder = () => mkdtempSync(path.join(tmp, 'folder-'));
 const LONG_AGO = new Date('2023-01-01T00:00:00Z');
 const IDLE_SINCE = new Date('2024-01-01T00:00:00Z');
 const restoreOpts = { keep: KEEP, progress: () => undefined };

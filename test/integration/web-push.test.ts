@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { backup } from '../../src/cli/backup-restore';
@@ -14,6 +13,7 @@ import { emptyDatabase } from '../helpers/db';
 import { cliAsync } from '../helpers/process';
 import { csrfOf, signedInAgent } from '../helpers/web';
 import { feedServer } from '../helpers/feed-server';
+import { tempDirForFile } from '../helpers/tmp';
 
 // Web Push end to end on loopback: the test is the browser (a P-256 key pair and an auth secret, as
 // PushManager.subscribe makes them) and its push service (an HTTP server); it decrypts the message the
@@ -47,6 +47,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => push.listen(0, '127.0.0.1', r));
   pushUrl = `http://127.0.0.1:${(push.address() as net.AddressInfo).port}/push/browser-1`;
 });
+const tmp = tempDirForFile('castsync-web-push-');
 afterAll(async () => {
   await feed.close();
   await new Promise((r) => push.close(r));
@@ -164,7 +165,7 @@ test("the VAPID key pair and the browsers' subscriptions come back with a restor
     { endpoint: pushUrl.replace('browser-1', 'kept'), keys },
     fetcherSettings(t.config).policy,
   );
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'castsync-vapid-')), 'castsync.backup');
+  const file = path.join(mkdtempSync(path.join(tmp, 'vapid-')), 'castsync.backup');
   await backup(t.url, file);
   const target = await emptyDatabase();
   try {

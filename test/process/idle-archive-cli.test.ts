@@ -9,6 +9,7 @@ import { restoreArchived } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 import { basicAuth, call, cliAsync, cliWatched, startServer, stopServer } from '../helpers/process';
+import { tempDirForFile } from '../helpers/tmp';
 
 // castsync users archive and users restore as an administrator runs them: what they print, the exit status,
 // and the archive's copy as `import archive` takes it; the nightly job of a worker instance keeping the
@@ -21,6 +22,7 @@ beforeAll(async () => {
   env = { DATABASE_URL: t.url, LOG_LEVEL: 'warn' };
 });
 afterAll(() => t.close());
+const tmp = tempDirForFile('castsync-cli-');
 
 const LONG_AGO = new Date('2023-01-01T00:00:00Z');
 
@@ -43,7 +45,7 @@ const exists = async (name: string) =>
 
 test('archive with copies in a folder: a dry run, a folder that cannot take the file (exit 1, nothing removed), then the archive; restore; import archive of the copy into a new user', async () => {
   const u = await idleUser();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-idle-'));
+  const dir = mkdtempSync(path.join(tmp, 'idle-'));
   const file = path.join(dir, `${u.name}.json`);
   const archive = ['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir];
 
@@ -136,7 +138,7 @@ const UNDER_WAY =
 
 test('two archive commands at once on one folder: the second is refused (or finds nothing left); every archived account restores', async () => {
   const users = await manyIdle('twocli');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-twice-'));
+  const dir = mkdtempSync(path.join(tmp, 'twice-'));
   const archive = ['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir];
   const first = cliWatched(archive, env);
   await first.printed(/^Archived /m);
@@ -150,7 +152,7 @@ test('two archive commands at once on one folder: the second is refused (or find
 
 test('the archive command while the nightly job runs: the job leaves the accounts to it; every archived account restores', async () => {
   const users = await manyIdle('clijob');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-job-'));
+  const dir = mkdtempSync(path.join(tmp, 'job-'));
   const config = loadConfig(
     { DATABASE_URL: t.url, ARCHIVE_IDLE_AFTER_DAYS: '365', ARCHIVE_DIR: dir },
     { dotenvFile: false },
@@ -170,7 +172,7 @@ test('the archive command while the nightly job runs: the job leaves the account
 
 test('an account archived by an earlier release (its file only): a restore whose file is gone says so, with no stack trace, and the account stays archived', async () => {
   const u = await idleUser('clilost');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-cli-lost-'));
+  const dir = mkdtempSync(path.join(tmp, 'lost-'));
   expect((await cliAsync(['users', 'archive', '--idle-since', '2024-01-01', '--dir', dir], env)).status).toBe(0);
   await t.db.query('UPDATE archived_accounts SET archive = NULL WHERE username = $1', [u.name]);
   const file = path.join(dir, `${u.name}.json`);

@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
 import { cliAsync } from '../helpers/process';
 import { signedInAgent } from '../helpers/web';
+import { tempDirForFile } from '../helpers/tmp';
 
 // The import and export commands as scripts run them: exit status, summary, no stack trace.
 
@@ -15,7 +15,7 @@ let local: TestApp;
 let server: http.Server;
 let remoteUrl: string;
 let env: Record<string, string>;
-const dir = mkdtempSync(path.join(os.tmpdir(), 'castsync-moving-'));
+const dir = tempDirForFile('castsync-moving-');
 
 beforeAll(async () => {
   [remote, local] = await Promise.all([testApp(), testApp()]);

@@ -1,15 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDirForFile } from '../helpers/tmp';
 
 // Two libraries take memory from the moment they are loaded and serve what most instances seldom do: sharp
 // (artwork thumbnails, about 18 MiB) and web-push (notifications to browsers, about 10). The server loads
 // them when first needed, not at start (docs/performance.md). Its whole import graph is loaded by starting
 // the built server with a setting it refuses: it exits before it listens, after every import.
 
+const tmp = tempDirForFile('castsync-lazy-');
 const packagesLoaded = (): string[] => {
-  const dir = mkdtempSync(join(tmpdir(), 'castsync-lazy-'));
+  const dir = mkdtempSync(join(tmp, 'run-'));
   const preload = join(dir, 'loaded.cjs');
   writeFileSync(
     preload,
