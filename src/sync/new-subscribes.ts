@@ -1,9 +1,8 @@
 import type { Db } from '../db/pool';
 import * as subscriptions from '../subscriptions/service';
-import { subscriptionOf } from './entities';
 import * as repo from './repo';
 import { subscribeItems } from './subscriptions';
-import type { Outcome, SyncAction } from './types';
+import type { Outcome, SyncAction, SyncSubscription } from './types';
 
 // The most common batch, an app's first sync or a podcast found: subscribes of feeds all new to the person.
 // Each is applied (nothing to compare its time with), so the batch is written in one statement, records,
@@ -40,14 +39,17 @@ export async function subscribeNewFeeds(
   const created = new Map(written.rows.map((row) => [row.guid, row]));
   return actions.map((a, i) => {
     const row = created.get(items[i]!.guid)!;
-    const entity: repo.EntityRow = {
-      ...row,
-      subscribed_at: a.occurredAt,
-      unsubscribed_at: null,
-      occurred_at: a.occurredAt,
-      stamp: row.changed,
-      client_id: clientId,
+    // As subscriptionOf shows a subscribed record whose note is this subscribe's: the app's time is its
+    // subscription's and its last update's.
+    const subscription: SyncSubscription = {
+      syncId: row.sync_id,
+      guid: row.guid,
+      feedUrl: row.feed_url,
+      subscribedAt: a.occurredAt,
+      deleted: false,
+      lastUpdated: a.occurredAt,
+      changed: row.changed,
     };
-    return { status: 'applied', entity: { type: 'subscription', subscription: subscriptionOf(entity) } };
+    return { status: 'applied', entity: { type: 'subscription', subscription } };
   });
 }

@@ -126,11 +126,8 @@ export async function noteSubscribes(
 /** A subscribe of a batch of new feeds: the guid of its record, its time, and its action id. */
 export type NewSubscribe = { guid: string; at: Date; actionId: string };
 
-/** A record a batch of new feeds created, as the insert returns it (the note is the batch's). */
-export type CreatedRow = Pick<
-  EntityRow,
-  'id' | 'sync_id' | 'guid' | 'feed_url' | 'is_subscribed' | 'subscription_changed' | 'deleted' | 'changed'
->;
+/** A record a batch of new feeds created, as the insert returns it (subscribed, and noted as the batch's). */
+export type CreatedRow = Pick<EntityRow, 'sync_id' | 'guid' | 'feed_url' | 'changed'>;
 
 /**
  * SQL the insert of a batch's new feeds runs in its statement (see subscriptions' AlsoWritten): the note
@@ -148,7 +145,7 @@ export function newSubscribesWrite(clientId: string | null, subscribes: NewSubsc
      kept AS (
        INSERT INTO sync_actions (user_id, action_id, type, action, status, entity_id)
        SELECT $1, a.action_id, 'subscription', 'subscribe', 'applied', ${syncIdOf('c')} FROM created c JOIN ${actions} ON a.guid = c.guid)`,
-    columns: `c.id, ${syncIdOf('c')} AS sync_id, c.guid, c.feed_url, c.is_subscribed, c.subscription_changed, c.deleted, c.changed`,
+    columns: `${syncIdOf('c')} AS sync_id, c.guid, c.feed_url, c.changed`,
     values: [
       clientId,
       arrayLiteral(subscribes.map((x) => x.guid)),
