@@ -1,14 +1,15 @@
 import { writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { as, type TestApp } from '../helpers/app';
 import { browserWorld, check, submit, text } from '../helpers/browser';
 import { feedLearnt } from '../helpers/feeds';
+import { tempDirForFile } from '../helpers/tmp';
 
 // The web page in a real browser (test/helpers/browser.ts): every step saves a screenshot and is checked
 // with axe-core.
 
 const world = browserWorld();
+const tmp = tempDirForFile('castsync-browser-');
 let t: TestApp;
 let origin: string;
 beforeAll(() => {
@@ -58,7 +59,7 @@ test('sign in, add a feed, see it, unsubscribe; OPML into a second user; sign ou
 
   const opml = await page.evaluate(() => fetch('/web/opml').then((r) => r.text()));
   expect(opml).toContain('xmlUrl="https://browser.example/two.xml"');
-  const file = path.join(os.tmpdir(), `castsync-browser-${process.pid}.opml`);
+  const file = path.join(tmp, 'subscriptions.opml');
   writeFileSync(file, opml);
 
   expect(await submit(page, 'form[action="/web/sign-out"] button')).toBe(200);
