@@ -158,6 +158,14 @@ export const postgresPids = () =>
     .filter((p) => /(^|\/)postgres$/.test(p.cmd[0] ?? '') || (p.cmd[0] ?? '').startsWith('postgres:'))
     .map((p) => p.pid);
 
+/** The CPU the server (its pid) and the PostgreSQL cluster have used so far: what cpuUsed takes. */
+export const cpuNow = (server) => ({ server: cpuMs([server]), postgres: cpuMs(postgresPids()) });
+/** The CPU (ms) the server and the PostgreSQL cluster used since `before` (cpuNow). */
+export const cpuUsed = (server, before) => ({
+  server: cpuSince(before.server, [server]),
+  postgres: cpuSince(before.postgres, postgresPids()),
+});
+
 export async function load(origin, makeRequest, seconds = SECONDS, conn = CONN, watch) {
   const cpu0 = watch && [cpuMs([watch]), cpuMs(postgresPids()), faults([watch]), faults(postgresPids()), io(watch)];
   const lat = [];

@@ -115,5 +115,7 @@ export default async function opaSync(ctx, results) {
   log('measuring the sync batch against /v1, per item, one request at a time ...');
   await ctx.pool.query('INSERT INTO users (username, password_hash) VALUES ($1, $2)', ['sync-cost', ctx.hash]);
   const user = await ctx.login('sync-cost');
-  results['opa sync vs /v1, per item, one at a time'] = await perItemCost(ctx.origin, user.basic);
+  results['opa sync vs /v1, per item, one at a time'] = await perItemCost(ctx.origin, user.basic, {
+    watch: ctx.serverPid(),
+  });
 }
