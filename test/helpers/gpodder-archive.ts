@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { tempDirForFile } from './tmp';
 
 // gpodder.net archives as mygpo's `archive` command writes them (mygpo/users/management/commands/archive.py):
 // JSON by Python's json.dump(indent=2) with ensure_ascii and no final newline, naive ISO timestamps with
@@ -21,9 +21,12 @@ export function pythonIso(iso: string, micros = 0): string {
   return micros === 0 ? base : `${base}.${String(micros).padStart(6, '0')}`;
 }
 
+/** Where the archives of the test file that imports this are written: removed after its tests. */
+const archives = tempDirForFile('gpodder-archive-');
+
 /** Writes the members into a directory and packs it as archive.py does; returns the file's path. */
 export function writeArchive(members: Record<string, string>, { compress = true } = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpodder-archive-'));
+  const dir = fs.mkdtempSync(path.join(archives, 'archive-'));
   const content = path.join(dir, 'content');
   fs.mkdirSync(content);
   for (const [name, text] of Object.entries(members)) fs.writeFileSync(path.join(content, name), text);
