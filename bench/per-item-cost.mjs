@@ -51,9 +51,12 @@ export async function perItemCost(origin, authorization, { n = 240, tag = 'cost'
   for (let i = 0; i < 10; i++, seq++) for (const run of Object.values(kinds)) await run();
   // In blocks of each kind, the kinds in turn, so that the CPU the server and PostgreSQL use in a block is
   // that kind's (`watch`: the server's pid).
-  const times = {},
-    cpu = {};
-  for (const k of Object.keys(kinds)) ((times[k] = []), (cpu[k] = { server: 0, postgres: 0 }));
+  const times = {};
+  const cpu = {};
+  for (const k of Object.keys(kinds)) {
+    times[k] = [];
+    cpu[k] = { server: 0, postgres: 0 };
+  }
   const rounds = 6;
   for (let round = 0; round < rounds; round++) {
     for (const [k, run] of Object.entries(kinds)) {
