@@ -13,9 +13,15 @@ import type { Queryable } from './pool';
  * row as computed: a clock read before the wait would stamp the change earlier than a read that committed
  * while it waited, and a client syncing from that read would miss it. (A locking sub-select computes its
  * own columns before it locks too, hence the second level.)
+ *
+ * The sub-select locks FOR UPDATE, the strongest lock, which also holds off the foreign-key checks of rows
+ * inserted for the user elsewhere (FOR KEY SHARE: a device, a token, the fetcher's note of a user's first
+ * look). With FOR NO KEY UPDATE they take the row beside the writer, and a writer that updates the row it
+ * locked while one of them holds it could deadlock with the next writer queued for the row (PostgreSQL
+ * ends one of them: a 500); test/integration/stamp-deadlock.test.ts.
  */
 export const NEXT_STAMP = `(SELECT greatest(date_trunc('milliseconds', clock_timestamp()), locked.last_change + interval '1 millisecond')
-     FROM (SELECT last_change FROM users x WHERE x.id = users.id FOR NO KEY UPDATE) locked)`;
+     FROM (SELECT last_change FROM users x WHERE x.id = users.id FOR UPDATE) locked)`;
 
 /** Locks the user's row for the rest of the transaction and returns the stamp for its changes. */
 export async function takeChangeStamp(tx: Queryable, userId: number): Promise<Date> {
