@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import pino from 'pino';
+import { survivingLostConnections } from '../../src/db/pool';
 
 const serverUrl = (): string => {
   const url = process.env.CASTSYNC_TEST_DATABASE_URL;
@@ -44,6 +46,15 @@ export function freshDatabase(): Promise<TestDatabase> {
 /** A new database with nothing in it, not even the schema. */
 export function emptyDatabase(): Promise<TestDatabase> {
   return createDatabase('m', async (admin, name) => void (await admin.query(`CREATE DATABASE ${name}`)));
+}
+
+/**
+ * A pool on a test database. pool.end() resolves once its connections are asked to close, before they
+ * have; a DROP DATABASE ... WITH (FORCE) right after it can end one of them first, and a pool without a
+ * listener throws that connection's error out of the test file: the pool listens, as the server's does.
+ */
+export function testPool(url: string, config: Omit<pg.PoolConfig, 'connectionString'> = {}): pg.Pool {
+  return survivingLostConnections(new pg.Pool({ connectionString: url, ...config }), pino({ level: 'silent' }));
 }
 
 /** Rows with this user id in every table that has a user_id column, by table. */

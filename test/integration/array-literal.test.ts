@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { arrayLiteral } from '../../src/db/array-literal';
-import { freshDatabase } from '../helpers/db';
+import { freshDatabase, testPool } from '../helpers/db';
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 let pool: pg.Pool;
 beforeAll(async () => {
   db = await freshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 1 });
+  pool = testPool(db.url, { max: 1 });
 });
 afterAll(async () => {
   await pool.end();

@@ -4,7 +4,7 @@ import { withTransaction } from '../../src/db/pool';
 import { lookedAt } from '../../src/feeds/repo';
 import { insertIfAllNew } from '../../src/subscriptions/repo';
 import { checkFeed, isItem } from '../../src/subscriptions/subscribe';
-import { freshDatabase } from '../helpers/db';
+import { freshDatabase, testPool } from '../helpers/db';
 
 // A user's writers take the change stamp on the user's row (src/db/change-stamp.ts), while rows inserted
 // for the user elsewhere check their foreign key with a FOR KEY SHARE lock on the same row: the feed
@@ -17,7 +17,7 @@ let pool: pg.Pool;
 beforeAll(async () => {
   db = await freshDatabase();
   // PostgreSQL looks for a deadlock after this long (1 s by default): the rounds stay short.
-  pool = new pg.Pool({ connectionString: db.url, max: 16, options: '-c deadlock_timeout=50ms' });
+  pool = testPool(db.url, { max: 16, options: '-c deadlock_timeout=50ms' });
 });
 afterAll(async () => {
   await pool.end();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { findMatches } from '../../src/subscriptions/repo';
 import { urlHash } from '../../src/subscriptions/urls';
-import { emptyDatabase, freshDatabase } from '../helpers/db';
+import { emptyDatabase, freshDatabase, testPool } from '../helpers/db';
 import { cliAsync } from '../helpers/process';
 
 // Several instances (replicas, or a rolling deploy) start at once on one database, and each brings the
@@ -43,7 +43,7 @@ test('processes starting at once on an up-to-date database all succeed', async (
 
 test('URLs stored before url_hash became a uuid still match after the upgrade', async () => {
   const db = await emptyDatabase();
-  const pool = new pg.Pool({ connectionString: db.url });
+  const pool = testPool(db.url);
   try {
     // The schema as it was: the first four migrations, where url_hash is a full SHA-256.
     const before = spawnSync(
