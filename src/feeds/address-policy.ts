@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { inRanges } from '../addresses';
+import { resolveHost, type ResolveHost } from './resolve';
 
 /**
  * Which addresses the feed fetcher may connect to. By default only public unicast addresses: a server on
@@ -38,26 +39,31 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** The family a lookup asks for: 4, 6, or 0 for both. */
+const familyOf = ({ family }: dns.LookupOptions): number =>
+  family === 'IPv4' ? 4 : family === 'IPv6' ? 6 : (family ?? 0);
+
 /**
- * A `lookup` for net/http that resolves the host and hands the socket only addresses the policy allows,
- * so the connection goes to an address that was checked (a DNS answer that changes between a check and
- * the connect cannot slip through: there is only one lookup). An IP literal never reaches a lookup; the
- * fetcher checks it with `refusal` first.
+ * A `lookup` for net/http that resolves the host (resolve.ts) and hands the socket only addresses the
+ * policy allows, so the connection goes to an address that was checked (a DNS answer that changes between
+ * a check and the connect cannot slip through: there is only one lookup). An IP literal never reaches a
+ * lookup; the fetcher checks it with `refusal` first.
  */
-export function checkedLookup(policy: AddressPolicy, resolve: typeof dns.lookup = dns.lookup) {
+export function checkedLookup(policy: AddressPolicy, resolve: ResolveHost = resolveHost) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    resolve(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      const list = addresses as dns.LookupAddress[];
-      const allowed = list.filter((a) => refusal(a.address, policy) === undefined);
-      if (allowed.length === 0) {
-        const why = list.map((a) => refusal(a.address, policy)).join(', ');
-        return callback(new ForbiddenAddress(`${hostname} resolves to a refused address (${why})`), '');
-      }
-      if (options.all) return callback(null, allowed);
-      const first = allowed[0]!;
-      callback(null, first.address, first.family);
-    });
+    resolve(hostname, familyOf(options)).then(
+      (list) => {
+        const allowed = list.filter((a) => refusal(a.address, policy) === undefined);
+        if (allowed.length === 0) {
+          const why = list.map((a) => refusal(a.address, policy)).join(', ');
+          return callback(new ForbiddenAddress(`${hostname} resolves to a refused address (${why})`), '');
+        }
+        if (options.all) return callback(null, allowed);
+        const first = allowed[0]!;
+        callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
   };
 }
 
