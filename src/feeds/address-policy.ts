@@ -47,11 +47,14 @@ const familyOf = ({ family }: dns.LookupOptions): number =>
  * A `lookup` for net/http that resolves the host (resolve.ts) and hands the socket only addresses the
  * policy allows, so the connection goes to an address that was checked (a DNS answer that changes between
  * a check and the connect cannot slip through: there is only one lookup). An IP literal never reaches a
- * lookup; the fetcher checks it with `refusal` first.
+ * lookup; the fetcher checks it with `refusal` first. A request whose `signal` aborts stops its lookup.
  */
-export function checkedLookup(policy: AddressPolicy, resolve: ResolveHost = resolveHost) {
+export function checkedLookup(
+  policy: AddressPolicy,
+  { signal, resolve = resolveHost }: { signal?: AbortSignal; resolve?: ResolveHost } = {},
+) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    resolve(hostname, familyOf(options)).then(
+    resolve(hostname, familyOf(options), { hints: options.hints ?? 0, signal }).then(
       (list) => {
         const allowed = list.filter((a) => refusal(a.address, policy) === undefined);
         if (allowed.length === 0) {

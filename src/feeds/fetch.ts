@@ -73,7 +73,13 @@ export function send(
   body?: Buffer,
 ): Promise<http.IncomingMessage> {
   const secure = url.protocol === 'https:';
-  const options = { method, headers, signal, agent: secure ? tlsAgent() : false, lookup: checkedLookup(policy) };
+  const options = {
+    method,
+    headers,
+    signal,
+    agent: secure ? tlsAgent() : false,
+    lookup: checkedLookup(policy, { signal }),
+  };
   return new Promise<http.IncomingMessage>((resolve, reject) => {
     const req = (secure ? https : http).request(url, options, resolve);
     req.on('error', reject);

@@ -1,8 +1,11 @@
 import dgram from 'node:dgram';
 import ipaddr from 'ipaddr.js';
 
-/** How the server answers a question: addresses (A or AAAA, by the question's type), no such name, or nothing. */
-export type DnsAnswer = string[] | 'nxdomain' | 'silent';
+/**
+ * How the server answers a question: addresses (those of the question's type, A or AAAA), no such name, or
+ * nothing; `{ after, answer }` answers so `after` ms later.
+ */
+export type DnsAnswer = string[] | 'nxdomain' | 'silent' | { after: number; answer: string[] | 'nxdomain' };
 
 export type DnsServer = {
   /** "127.0.0.1:port", for dns.Resolver.setServers. */
@@ -23,6 +26,7 @@ const AAAA = 28;
 export async function startDnsServer(answer: (name: string, type: 'A' | 'AAAA') => DnsAnswer): Promise<DnsServer> {
   const socket = dgram.createSocket('udp4');
   const asked: string[] = [];
+  let closed = false;
   socket.on('message', (query, from) => {
     const labels: string[] = [];
     let at = 12;
@@ -36,8 +40,9 @@ export async function startDnsServer(answer: (name: string, type: 'A' | 'AAAA') 
     const type = qtype === AAAA ? 'AAAA' : qtype === A ? 'A' : undefined;
     if (!type) return;
     asked.push(`${name} ${type}`);
-    const said = answer(name, type);
-    if (said === 'silent') return;
+    const given = answer(name, type);
+    if (given === 'silent') return;
+    const [said, after] = Array.isArray(given) || typeof given === 'string' ? [given, 0] : [given.answer, given.after];
     const addresses = said === 'nxdomain' ? [] : said.filter((a) => a.includes(':') === (type === 'AAAA'));
     const header = Buffer.alloc(12);
     header.writeUInt16BE(query.readUInt16BE(0), 0); // the query's id
@@ -54,12 +59,13 @@ export async function startDnsServer(answer: (name: string, type: 'A' | 'AAAA') 
       record.writeUInt16BE(data.length, 10);
       return Buffer.concat([record, data]);
     });
-    socket.send(Buffer.concat([header, query.subarray(12, questionEnd), ...records]), from.port, from.address);
+    const reply = Buffer.concat([header, query.subarray(12, questionEnd), ...records]);
+    setTimeout(() => closed || socket.send(reply, from.port, from.address), after);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return {
     address: `127.0.0.1:${socket.address().port}`,
     asked,
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close: () => new Promise<void>((resolve) => ((closed = true), socket.close(() => resolve()))),
   };
 }

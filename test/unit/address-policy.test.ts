@@ -1,5 +1,5 @@
 import { checkedLookup, DEFAULT_POLICY, literalAddress, refusal } from '../../src/feeds/address-policy';
-import type dns from 'node:dns';
+import dns from 'node:dns';
 
 describe('the fetcher refuses every address that is not public unicast, by default', () => {
   test.each([
@@ -80,7 +80,7 @@ describe('the checked lookup', () => {
 
   const run = (answers: dns.LookupAddress[], all: boolean) =>
     new Promise<{ err: Error | null; address: unknown; family?: number }>((resolve) =>
-      checkedLookup(DEFAULT_POLICY, resolver(answers))('feeds.example', { all }, (err, address, family) =>
+      checkedLookup(DEFAULT_POLICY, { resolve: resolver(answers) })('feeds.example', { all }, (err, address, family) =>
         resolve({ err, address, family }),
       ),
     );
@@ -92,6 +92,25 @@ describe('the checked lookup', () => {
     ];
     expect(await run(mixed, false)).toEqual({ err: null, address: '93.184.215.14', family: 4 });
     expect(await run(mixed, true)).toEqual({ err: null, address: [mixed[1]], family: undefined });
+  });
+
+  test("passes on what net asks for: the family (a number or 'IPv6'), the hints, and the request's signal", async () => {
+    const asked: unknown[] = [];
+    const signal = new AbortController().signal;
+    const resolve = (name: string, family: number, options?: { hints?: number; signal?: AbortSignal }) => {
+      asked.push({ name, family, hints: options?.hints, signal: options?.signal === signal });
+      return Promise.resolve([{ address: '93.184.215.14', family: 4 }]);
+    };
+    const lookup = checkedLookup(DEFAULT_POLICY, { signal, resolve });
+    const call = (options: dns.LookupOptions) => new Promise((done) => lookup('feeds.example', options, done));
+    await call({ family: 'IPv6' });
+    await call({ family: 4, hints: dns.ADDRCONFIG, all: true });
+    await call({});
+    expect(asked).toEqual([
+      { name: 'feeds.example', family: 6, hints: 0, signal: true },
+      { name: 'feeds.example', family: 4, hints: dns.ADDRCONFIG, signal: true },
+      { name: 'feeds.example', family: 0, hints: 0, signal: true },
+    ]);
   });
 
   test('fails with a refusal when every address is refused (a name that points inside)', async () => {
