@@ -61,7 +61,8 @@ export function dnsResolver({
   interfaces = os.networkInterfaces,
 }: Settings = {}): ResolveHost {
   const hosts = fileCache(hostsFile, parseHosts, new Map<string, dns.LookupAddress[]>());
-  const searches = fileCache(resolvConf, (text) => /^\s*(search|domain)\s+\S/m.test(text), false);
+  // systemd-resolved writes `search .` when there are none.
+  const searches = fileCache(resolvConf, (text) => /^\s*(search|domain)\s+(?!\.(\s|$))\S/m.test(text), false);
   return async (hostname, family, { hints = 0, signal } = {}) => {
     const name = hostname.toLowerCase().replace(/\.$/, '');
     const literal = net.isIP(name);
@@ -71,6 +72,8 @@ export function dnsResolver({
       (a: dns.LookupAddress) => family === 0 || a.family === family,
     );
     if (listed.length > 0) return listed;
+    // An abort that came before (between a redirect's hops, or while the files were read).
+    signal?.throwIfAborted();
     if (!name.includes('.') || name.endsWith('.local')) return system(name, family);
 
     // A resolver a lookup: it reads the system's servers as they are now, and its queries end with it.
@@ -81,7 +84,10 @@ export function dnsResolver({
     try {
       const { found, errors } = await gather(familiesFor(family, hints, interfaces), (f) => query(resolver, name, f));
       if (found.length > 0) return found;
-      if (errors.every(notInDns) && (process.env.LOCALDOMAIN || (await searches()))) return system(name, family);
+      if (errors.every(notInDns) && (process.env.LOCALDOMAIN || (await searches()))) {
+        signal?.throwIfAborted();
+        return await system(name, family);
+      }
       throw errors.find((e) => !notInDns(e)) ?? errors[0];
     } finally {
       signal?.removeEventListener('abort', cancel);
@@ -94,8 +100,14 @@ export function dnsResolver({
 function familiesFor(family: number, hints: number, interfaces: Settings['interfaces'] & {}): number[] {
   if (family === 4 || family === 6) return [family];
   if ((hints & dns.ADDRCONFIG) === 0) return [4, 6];
+  let list: NodeJS.Dict<os.NetworkInterfaceInfo[]>;
+  try {
+    list = interfaces();
+  } catch {
+    return [4, 6]; // a sandbox that does not let the process list its interfaces
+  }
   const configured = new Set<number>(
-    Object.values(interfaces())
+    Object.values(list)
       .flat()
       .filter((i) => i && !i.internal && !i.address.toLowerCase().startsWith('fe80:'))
       .map((i) => (String(i!.family) === 'IPv6' || String(i!.family) === '6' ? 6 : 4)),
@@ -130,14 +142,16 @@ async function gather(families: number[], ask: (family: number) => Promise<dns.L
   return { found: [...found, ...more], errors };
 }
 
-/** A file's parsed content, read again when it changes; `empty` while there is no such file. */
+/** A file's parsed content, read again when it changes; `empty` while it cannot be read. */
 function fileCache<T>(file: string, parse: (text: string) => T, empty: T): () => Promise<T> {
   let cached: { mtimeMs: number; size: number; value: T } | undefined;
   return async () => {
     const st = await stat(file).catch(() => undefined);
     if (!st) return empty;
     if (cached?.mtimeMs !== st.mtimeMs || cached.size !== st.size) {
-      cached = { mtimeMs: st.mtimeMs, size: st.size, value: parse(await readFile(file, 'latin1')) };
+      const text = await readFile(file, 'latin1').catch(() => undefined);
+      if (text === undefined) return empty;
+      cached = { mtimeMs: st.mtimeMs, size: st.size, value: parse(text) };
     }
     return cached.value;
   };

@@ -5,7 +5,8 @@ import ipaddr from 'ipaddr.js';
  * How the server answers a question: addresses (those of the question's type, A or AAAA), no such name, or
  * nothing; `{ after, answer }` answers so `after` ms later.
  */
-export type DnsAnswer = string[] | 'nxdomain' | 'silent' | { after: number; answer: string[] | 'nxdomain' };
+export type DnsAnswer =
+  string[] | 'nxdomain' | 'servfail' | 'silent' | { after: number; answer: string[] | 'nxdomain' | 'servfail' };
 
 export type DnsServer = {
   /** "127.0.0.1:port", for dns.Resolver.setServers. */
@@ -43,10 +44,11 @@ export async function startDnsServer(answer: (name: string, type: 'A' | 'AAAA') 
     const given = answer(name, type);
     if (given === 'silent') return;
     const [said, after] = Array.isArray(given) || typeof given === 'string' ? [given, 0] : [given.answer, given.after];
-    const addresses = said === 'nxdomain' ? [] : said.filter((a) => a.includes(':') === (type === 'AAAA'));
+    const addresses = Array.isArray(said) ? said.filter((a) => a.includes(':') === (type === 'AAAA')) : [];
     const header = Buffer.alloc(12);
     header.writeUInt16BE(query.readUInt16BE(0), 0); // the query's id
-    header.writeUInt16BE(0x8180 | (said === 'nxdomain' ? 3 : 0), 2); // an answer, recursion available; NXDOMAIN
+    const rcode = said === 'nxdomain' ? 3 : said === 'servfail' ? 2 : 0;
+    header.writeUInt16BE(0x8180 | rcode, 2); // an answer, recursion available, and its code
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(addresses.length, 6);
     const records = addresses.map((address) => {

@@ -119,8 +119,26 @@ test('a name the DNS does not know fails with ENOTFOUND; with search domains, th
   const resolvConf = path.join(dir, 'resolv.conf');
   writeFileSync(resolvConf, 'nameserver 10.0.0.1\nsearch ns.svc.cluster.local svc.cluster.local\noptions ndots:5\n');
   const cluster = resolverOn(server, { resolvConf });
-  expect(await cluster.resolve('notifier.tools', 0)).toEqual([{ address: '192.0.2.1', family: 4 }]);
-  expect(cluster.system).toEqual(['notifier.tools 0']);
+  expect(await cluster.resolve('ntfy.my-namespace', 0)).toEqual([{ address: '192.0.2.1', family: 4 }]);
+  expect(cluster.system).toEqual(['ntfy.my-namespace 0']);
+});
+
+test('a DNS server that fails (SERVFAIL) fails the lookup; the system is not asked, search domains or not', async () => {
+  const server = await dnsServer(() => 'servfail');
+  const resolvConf = path.join(dir, 'resolv-search.conf');
+  writeFileSync(resolvConf, 'search example.net\n');
+  const { resolve, system } = resolverOn(server, { resolvConf });
+  await expect(resolve('feeds.example', 0)).rejects.toMatchObject({ code: 'ESERVFAIL' });
+  expect(system).toEqual([]);
+});
+
+test("systemd-resolved's `search .` names no search domain", async () => {
+  const server = await dnsServer(() => 'nxdomain');
+  const resolvConf = path.join(dir, 'resolv-dot.conf');
+  writeFileSync(resolvConf, 'nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n');
+  const { resolve, system } = resolverOn(server, { resolvConf });
+  await expect(resolve('dead-host.example', 0)).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  expect(system).toEqual([]);
 });
 
 test('a name server that never answers fails the lookup with ETIMEOUT, and the system is not asked', async () => {
@@ -139,6 +157,16 @@ test('a lookup whose signal aborts stops asking at once', async () => {
   setTimeout(() => abort.abort(), 50);
   // Within the test's 5 s, not the query's 60 s.
   await expect(lookup).rejects.toMatchObject({ code: 'ECANCELLED' });
+});
+
+test('a lookup whose signal aborted before it began asks nothing', async () => {
+  const server = await dnsServer(() => 'silent');
+  const { resolve, system } = resolverOn(server, { timeoutMs: 60_000, tries: 1 });
+  await expect(resolve('feeds.example', 0, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+    name: 'AbortError',
+  });
+  await expect(resolve('nas', 0, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+  expect([...server.asked, ...system]).toEqual([]);
 });
 
 test('an IP address is itself, with no question asked', async () => {
