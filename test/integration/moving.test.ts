@@ -714,6 +714,33 @@ describe('the archive', () => {
     expect(await count(local, 'episode_actions', u.id)).toBe(2);
   });
 
+  test('a record that names an earlier guid or another URL twice (or one URL in two spellings) restores, each named once', async () => {
+    const source = await userWithHistory(remote);
+    const archive = await exportArchive(remote.db, source.id, source.name);
+    const moved = archive.subscriptions.find((s) => s.feed_url === 'https://moved.example/new.xml')!;
+    // itpc:// names the http:// feed: the two are one URL by the rules.
+    moved.other_urls.push(
+      'https://moved.example/old.xml',
+      'http://moved.example/extra',
+      'itpc://moved.example/extra',
+      moved.feed_url,
+    );
+    const renamed = archive.subscriptions.find((s) => s.feed_url === 'https://renamed.example/feed')!;
+    const [earlier] = renamed.earlier_guids;
+    renamed.earlier_guids.push(earlier!, renamed.guid);
+
+    const u = await local.user('repeats');
+    const summary = await importInto(u, { source: 'archive', document: JSON.stringify(archive) });
+    expect(summary.feeds).toMatchObject({ total: 4, added: 4, refused: [] });
+    expect(await opaView(local, u)).toEqual(await opaView(remote, source));
+    const restored = (await exportArchive(local.db, u.id, source.name)).subscriptions;
+    expect(restored.find((s) => s.guid === moved.guid)!.other_urls).toEqual([
+      'http://moved.example/extra',
+      'https://moved.example/old.xml',
+    ]);
+    expect(restored.find((s) => s.guid === renamed.guid)!.earlier_guids).toEqual([earlier]);
+  });
+
   test('a dry run of an archive changes nothing', async () => {
     const source = await userWithHistory(remote);
     const document = JSON.stringify(await exportArchive(remote.db, source.id, source.name));
