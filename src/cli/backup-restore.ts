@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { loadConfig } from '../config';
 import { openDatabase } from '../db/database';
-import { backupHeader, loadBackup, writeBackup } from '../db/backup';
+import { checkBackup, loadBackup, writeBackup } from '../db/backup';
 import { migrationNames } from '../db/migrate';
 import { migrateDatabase } from '../jobs/migrate';
 import { createLogger, type Logger } from '../logger';
@@ -39,10 +39,11 @@ async function dropEverything(databaseUrl: string): Promise<void> {
 /**
  * Restores a backup into a database without castsync's schema (or, with `replace`, after dropping it):
  * migrates to the backup's migration, loads its rows in one transaction, then migrates the rest, so a
- * backup of an older release comes back under this one. Nothing is dropped before the file is known good.
+ * backup of an older release comes back under this one. Nothing is dropped before the file is known good:
+ * it is read to its end first, so a copy cut short or damaged anywhere leaves the database as it was.
  */
 export async function restore(databaseUrl: string, file: string, logger: Logger, { replace = false } = {}) {
-  const header = await backupHeader(file);
+  const header = await checkBackup(file);
   if (!migrationNames().includes(header.migration))
     throw new Error(`${file} was made by castsync ${header.version}, newer than this one (${VERSION}): upgrade first`);
   if (await hasSchema(databaseUrl)) {

@@ -127,41 +127,82 @@ export async function writeBackup(databaseUrl: string, file: string, version: st
 /** How writeBackup writes a row's line: the table's name, then the row as PostgreSQL wrote it. */
 const ROW_LINE = /^\{"table":("(?:[^"\\]|\\.)*"),"row":/;
 
-/** The first line of a backup file. */
-export async function backupHeader(file: string): Promise<BackupHeader> {
-  for await (const line of readBackup(file)) return line as BackupHeader;
-  throw new Error(`${file} is empty`);
+/**
+ * Reads the whole backup and checks every line (a restore calls it before it drops anything, so a file cut
+ * short or damaged anywhere is refused with the database as it was); returns its header.
+ */
+export async function checkBackup(file: string): Promise<BackupHeader> {
+  let header: BackupHeader | undefined;
+  for await (const line of readBackup(file)) if ('format' in line) header = line;
+  return header!;
 }
 
-/** The lines of a backup file (gzip or plain), the header first; anything else is refused with a reason. */
+/**
+ * The lines of a backup file (gzip or plain), the header first; anything else is refused with a reason.
+ * A reader that stops early closes the file: an error further on is then nobody's, not an unhandled
+ * 'error' event that would end the process.
+ */
 export async function* readBackup(file: string): AsyncGenerator<BackupHeader | Line> {
   const head = Buffer.alloc(2);
   const fd = fs.openSync(file, 'r');
   fs.readSync(fd, head, 0, 2, 0);
   fs.closeSync(fd);
   const raw = fs.createReadStream(file);
-  const input = head[0] === 0x1f && head[1] === 0x8b ? raw.pipe(zlib.createGunzip()) : raw;
-  let first = true;
-  for await (const text of readline.createInterface({ input, crlfDelay: Infinity })) {
-    if (text === '') continue;
-    if (first) {
-      let h: Partial<BackupHeader> | undefined;
-      try {
-        h = JSON.parse(text) as Partial<BackupHeader>;
-      } catch {
-        // Not JSON: refused below.
+  const gunzip = head[0] === 0x1f && head[1] === 0x8b ? zlib.createGunzip() : undefined;
+  // pipe() does not pass a read error on: the gunzip stream fails with it, and readline passes that on.
+  if (gunzip) raw.on('error', (err) => gunzip.destroy(err));
+  const lines = readline.createInterface({ input: gunzip ? raw.pipe(gunzip) : raw, crlfDelay: Infinity });
+  let header: BackupHeader | undefined;
+  try {
+    for await (const text of lines) {
+      if (text === '') continue;
+      if (!header) {
+        header = parseHeader(text);
+        if (!header) throw new Error(`${file} is not a castsync backup`);
+        yield header;
+        continue;
       }
-      if (h?.format !== BACKUP_FORMAT || h.format_version !== 1 || !Array.isArray(h.tables))
-        throw new Error(`${file} is not a castsync backup`);
-      first = false;
-      yield h as BackupHeader;
-      continue;
+      const m = ROW_LINE.exec(text);
+      if (!m || !text.endsWith('}') || !isJson(text))
+        throw new Error(`${file} is not a castsync backup (a line is not a row)`);
+      const table = JSON.parse(m[1]!) as string;
+      if (!header.tables.includes(table))
+        throw new Error(`${file} is not a castsync backup (a row of a table it does not list)`);
+      yield { table, row: text.slice(m[0].length, -1) };
     }
-    const m = ROW_LINE.exec(text);
-    if (!m || !text.endsWith('}')) throw new Error(`${file} is not a castsync backup (a line is not a row)`);
-    yield { table: JSON.parse(m[1]!) as string, row: text.slice(m[0].length, -1) };
+  } catch (err) {
+    // zlib's errors (Z_BUF_ERROR at a cut, Z_DATA_ERROR for damage) name nothing an operator knows.
+    if ((err as NodeJS.ErrnoException).code?.startsWith('Z_'))
+      throw new Error(`${file} is not a castsync backup (it is cut short or damaged: ${(err as Error).message})`);
+    throw err;
+  } finally {
+    lines.close();
+    gunzip?.destroy();
+    raw.destroy();
   }
-  if (first) throw new Error(`${file} is empty`);
+  if (!header) throw new Error(`${file} is empty`);
+}
+
+function parseHeader(text: string): BackupHeader | undefined {
+  let h: Partial<BackupHeader> | undefined;
+  try {
+    h = JSON.parse(text) as Partial<BackupHeader>;
+  } catch {
+    return undefined;
+  }
+  return h?.format === BACKUP_FORMAT && h.format_version === 1 && Array.isArray(h.tables)
+    ? (h as BackupHeader)
+    : undefined;
+}
+
+/** Whether a row line is whole JSON: a line damaged inside its row is refused before a restore drops anything. */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -85,13 +85,22 @@ function checkRecords(records: ArchivedRecord[], result: RestoreResult) {
       result.refused.push({ record, reason: 'its guid or URL is an earlier record’s of the archive' });
       continue;
     }
-    c.guids = c.guids.filter((g, i) => i === 0 || !seenGuids.has(g));
-    c.urls = c.urls.filter((u, i) => i === 0 || !seenHashes.has(u.hash));
-    c.guids.forEach((g) => seenGuids.add(g));
-    c.urls.forEach((u) => seenHashes.add(u.hash));
+    // The history holds each guid and URL once per user: one the record names twice (or in two spellings
+    // of one URL, itpc:// and http://) is kept once, as is one an earlier record has.
+    c.guids = firstOfEach(c.guids, (g) => g, seenGuids);
+    c.urls = firstOfEach(c.urls, (u) => u.hash, seenHashes);
     checked.push(c);
   }
   return { checked, guids: [...seenGuids], hashes: [...seenHashes] };
+}
+
+/** The items whose key is not yet in `seen`, the first of each; their keys are added to it. */
+function firstOfEach<T>(items: T[], key: (item: T) => string, seen: Set<string>): T[] {
+  return items.filter((item) => {
+    if (seen.has(key(item))) return false;
+    seen.add(key(item));
+    return true;
+  });
 }
 
 /** Writes the fresh records (one change stamp) with their earlier guids, other URLs and subscribed state. */

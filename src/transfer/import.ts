@@ -3,6 +3,7 @@ import * as devices from '../devices/service';
 import * as episodes from '../episodes/service';
 import { recordInterchange } from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
+import * as repo from './repo';
 import type { Progress, Snapshot } from './sources';
 
 /** How many of each thing a sample shows. */
@@ -114,18 +115,21 @@ const importFeeds: Step = async (db, userId, snapshot, { dryRun, progress }, int
 };
 
 /**
- * The actions, in batches as apps send them, each stored as it comes; a dry run stores them all in one
- * transaction that is rolled back (so it counts exactly what would be new, duplicates across batches too).
+ * The actions, in batches as apps send them, each stored as it comes. A dry run stores them all in one
+ * transaction that is rolled back (so it counts exactly what would be new, duplicates across batches too),
+ * under a stand-in user made in that transaction: storing actions stamps their user's row, and on the
+ * user's own row that lock would hold up every write of the person's apps until the preview ended (a
+ * large archive takes a minute). What would be new is then what the stand-in got that the user lacks.
  */
 const importActions: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
   const total = totalOf(snapshot.actions);
   const received = new Date();
   const step = dryRun ? 'checking episode actions' : 'storing episode actions';
-  const store = async (q: Queryable) => {
+  const store = async (q: Queryable, storeAs: number) => {
     let start = 0;
     for await (const batch of batchesOf(snapshot.actions, episodes.MAX_ACTIONS)) {
       progress(step, start, total);
-      const done = await recordInterchange(q, userId, batch, received);
+      const done = await recordInterchange(q, storeAs, batch, received);
       into.added += done.stored;
       for (const s of done.skipped) into.refused.push({ item: `action ${start + s.index}`, reason: s.reason });
       const room = SAMPLE - into.sample.length;
@@ -134,6 +138,10 @@ const importActions: Step = async (db, userId, snapshot, { dryRun, progress }, i
     }
     progress(step, total, total);
   };
-  if (dryRun) await rolledBack(db, store);
-  else await store(db);
+  if (!dryRun) return store(db, userId);
+  await rolledBack(db, async (tx) => {
+    const standIn = await repo.insertStandIn(tx);
+    await store(tx, standIn);
+    into.added = await repo.actionsLacking(tx, standIn, userId);
+  });
 };

@@ -140,3 +140,32 @@ export async function hasImportUnderWay(q: Queryable, userId: number): Promise<b
   ]);
   return r.rowCount === 1;
 }
+
+/**
+ * A user for an import's preview to store actions under, in a transaction that is rolled back (so never
+ * seen): its name is random, so that no one else's new user waits on it.
+ */
+export async function insertStandIn(tx: Queryable): Promise<number> {
+  const r = await tx.query<{ id: number }>(
+    `INSERT INTO users (username) VALUES ('preview.' || gen_random_uuid()) RETURNING id`,
+  );
+  return r.rows[0]!.id;
+}
+
+/**
+ * How many of `from`'s actions `userId` does not have, by the key under which an action is stored once
+ * (the index episode_actions_same_key).
+ */
+export async function actionsLacking(tx: Queryable, from: number, userId: number): Promise<number> {
+  const r = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM episode_actions p
+      WHERE p.user_id = $1
+        AND NOT EXISTS (
+          SELECT 1 FROM episode_actions a
+           WHERE a.user_id = $2 AND a.podcast_hash = p.podcast_hash AND a.episode_hash = p.episode_hash
+             AND a.action = p.action AND a.at = p.at AND coalesce(a.device_id, '') = coalesce(p.device_id, '')
+             AND coalesce(a.position, -1) = coalesce(p.position, -1))`,
+    [from, userId],
+  );
+  return r.rows[0]!.n;
+}

@@ -1,11 +1,13 @@
-import { existsSync, mkdtempSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { backup } from '../../src/cli/backup-restore';
+import { readBackup } from '../../src/db/backup';
 import { testApp, type TestApp } from '../helpers/app';
 import { tempDirForFile } from '../helpers/tmp';
 
 // The backup file holds password hashes and the passwords of other servers that unfinished imports keep
-// (docs/backups.md): it is its owner's only, and so is its partial file while it is written.
+// (docs/backups.md): it is its owner's only, and so is its partial file while it is written. Reading one
+// back: a file cut short is refused with a reason, never an error the process cannot catch.
 
 let t: TestApp;
 beforeAll(async () => {
@@ -49,4 +51,17 @@ test('the partial file while it is written, and the backup, are 0600, even over 
   }
   expect(modeOf(file)).toBe(0o600);
   expect(existsSync(partial)).toBe(false);
+});
+
+test('a reader that stops at the header of a backup cut short closes it: the cut is no error of the process', async () => {
+  const file = path.join(mkdtempSync(path.join(tmp, 'cut-')), 'castsync.backup');
+  await backup(t.url, file);
+  const bytes = readFileSync(file);
+  writeFileSync(file, bytes.subarray(0, bytes.length - 20));
+  for await (const line of readBackup(file)) {
+    expect(line).toHaveProperty('format', 'castsync-backup');
+    break;
+  }
+  // Long enough for a stream left running to read on to the cut, whose error would fail this test.
+  await new Promise((resolve) => setTimeout(resolve, 200));
 });

@@ -4,6 +4,7 @@ import pino from 'pino';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
 import { signedInAgent } from '../helpers/web';
+import { importSnapshot } from '../../src/transfer/import';
 import { runImportJob, startImport } from '../../src/transfer/jobs';
 import {
   archiveText,
@@ -714,6 +715,33 @@ describe('the archive', () => {
     expect(await count(local, 'episode_actions', u.id)).toBe(2);
   });
 
+  test('a record that names an earlier guid or another URL twice (or one URL in two spellings) restores, each named once', async () => {
+    const source = await userWithHistory(remote);
+    const archive = await exportArchive(remote.db, source.id, source.name);
+    const moved = archive.subscriptions.find((s) => s.feed_url === 'https://moved.example/new.xml')!;
+    // itpc:// names the http:// feed: the two are one URL by the rules.
+    moved.other_urls.push(
+      'https://moved.example/old.xml',
+      'http://moved.example/extra',
+      'itpc://moved.example/extra',
+      moved.feed_url,
+    );
+    const renamed = archive.subscriptions.find((s) => s.feed_url === 'https://renamed.example/feed')!;
+    const [earlier] = renamed.earlier_guids;
+    renamed.earlier_guids.push(earlier!, renamed.guid);
+
+    const u = await local.user('repeats');
+    const summary = await importInto(u, { source: 'archive', document: JSON.stringify(archive) });
+    expect(summary.feeds).toMatchObject({ total: 4, added: 4, refused: [] });
+    expect(await opaView(local, u)).toEqual(await opaView(remote, source));
+    const restored = (await exportArchive(local.db, u.id, source.name)).subscriptions;
+    expect(restored.find((s) => s.guid === moved.guid)!.other_urls).toEqual([
+      'http://moved.example/extra',
+      'https://moved.example/old.xml',
+    ]);
+    expect(restored.find((s) => s.guid === renamed.guid)!.earlier_guids).toEqual([earlier]);
+  });
+
   test('a dry run of an archive changes nothing', async () => {
     const source = await userWithHistory(remote);
     const document = JSON.stringify(await exportArchive(remote.db, source.id, source.name));
@@ -723,6 +751,58 @@ describe('the archive', () => {
     expect(preview.actions).toMatchObject({ total: 2, added: 2 });
     for (const table of ['subscriptions', 'episode_actions', 'devices'])
       expect(await count(local, table, u.id)).toBe(0);
+  });
+
+  test('a preview holds up none of the user’s apps while it runs, and counts what the import then adds', async () => {
+    const u = await local.user('previewing');
+    const play = (n: number) => ({
+      podcast: 'https://preview.example/feed',
+      episode: `https://preview.example/${n}.mp3`,
+      action: 'play',
+      timestamp: '2024-05-06T07:08:09Z',
+      position: n,
+    });
+    await as(local, u)
+      .post(`/api/2/episodes/${u.name}.json`, [play(1)])
+      .expect(200);
+    // Two batches, the second read only when the test lets it: the preview is part way meanwhile. Play 1
+    // is the user's already, play 2 comes in both batches: 2 and 3 are new.
+    let goOn = () => {};
+    const paused = new Promise<void>((resolve) => (goOn = resolve));
+    let firstDone = () => {};
+    const firstRead = new Promise<void>((resolve) => (firstDone = resolve));
+    const actions = {
+      total: 4,
+      batches: async function* () {
+        yield [play(1), play(2)];
+        firstDone();
+        await paused;
+        yield [play(2), play(3)];
+      },
+    };
+    const snapshot = { devices: [], subscribed: [], removed: [], actions };
+    const options = { progress: () => undefined };
+    const preview = importSnapshot(local.db, u.id, snapshot, { ...options, dryRun: true });
+    await firstRead;
+    const before = await lastChange(local, u.id);
+    const app = as(local, u).post(`/api/2/subscriptions/${u.name}/phone.json`, {
+      add: ['https://preview.example/other'],
+      remove: [],
+    });
+    const answered = await Promise.race([
+      app.then((r) => r.status),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2000)),
+    ]);
+    goOn();
+    expect(answered).toBe(200);
+    expect((await app).status).toBe(200);
+    expect(await lastChange(local, u.id)).not.toEqual(before);
+
+    expect((await preview).actions).toMatchObject({ total: 4, added: 2, refused: [] });
+    expect(await count(local, 'episode_actions', u.id)).toBe(1);
+    const imported = await importSnapshot(local.db, u.id, snapshot, { ...options, dryRun: false });
+    expect(imported.actions).toMatchObject({ total: 4, added: 2, refused: [] });
+    expect(await count(local, 'episode_actions', u.id)).toBe(3);
   });
 
   test.each([

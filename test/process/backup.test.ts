@@ -59,6 +59,26 @@ test('a file that is not a backup, or one of a newer release, is refused with no
   expect(cli(['user', 'list'], to).stdout).toMatch(/^carol\t/m);
 });
 
+test('a backup cut short, or damaged in a line after its header, is refused with nothing dropped', () => {
+  const bytes = readFileSync(file);
+  const cut = path.join(dir!, 'cut.backup');
+  writeFileSync(cut, bytes.subarray(0, bytes.length - 20));
+  const lines = zlib.gunzipSync(bytes).toString().split('\n');
+  lines.splice(lines.length - 2, 0, 'not a row');
+  const damaged = path.join(dir!, 'damaged.backup');
+  writeFileSync(damaged, zlib.gzipSync(lines.join('\n')));
+
+  for (const [bad, reason] of [
+    [damaged, /is not a castsync backup \(a line is not a row\)/],
+    [cut, /is not a castsync backup \(it is cut short or damaged: unexpected end of file\)/],
+  ] as const) {
+    const refused = cli(['restore', bad, '--replace'], to);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(reason);
+    expect(cli(['user', 'list'], to).stdout).toMatch(/^carol\t/m);
+  }
+});
+
 test("castsync --version prints the release's version", () => {
   const { version } = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
     version: string;
