@@ -43,7 +43,9 @@ export function checkNewCredentials(username: string, password: string): void {
 
 const basicKey = (username: string, password: string) =>
   'b:' + createHash('sha256').update(`${username}\0${password}`, 'utf8').digest('base64');
-const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
+// A token is remembered with the kinds it was accepted as: the one value is no key to another door (an
+// app password is no browser session, a browser session no bearer token), even while it is cached.
+const tokenKey = (hash: Buffer, kinds: TokenKind[]) => `t:${kinds.join(',')}:${hash.toString('base64')}`;
 
 /**
  * The user of a live token of one of these kinds; undefined otherwise. An app password of an archived
@@ -51,7 +53,7 @@ const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
  */
 function authenticateToken(ctx: AuthContext, token: string, kinds: TokenKind[]): Promise<number | undefined> {
   const hash = hashToken(token);
-  return ctx.authCache.resolve(tokenKey(hash), async () => {
+  return ctx.authCache.resolve(tokenKey(hash, kinds), async () => {
     const row = await repo.findLiveToken(ctx.db, hash);
     if (!row) return kinds.includes('personal') ? refuseArchivedToken(ctx.db, hash) : undefined;
     if (!kinds.includes(row.kind) || !sameSecret(row.token_hash, hash)) return undefined;

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { approveLoginFlow, createAppPasswordFor, pollLoginFlow, startLoginFlow } from '../../src/auth/service';
 import { setAdmin } from '../../src/auth/accounts';
@@ -482,6 +483,23 @@ describe('administration and sign-up', () => {
     expect(own.text).toContain(`Password of ${admin.name} changed; your other sessions ended (app passwords stay).`);
     expect((await a.agent.get('/web/admin/users')).status).toBe(200);
     expect((await elsewhere.agent.get('/web/account')).status).toBe(303);
+  });
+
+  test("an administrator's app password, once an app has used it, is no browser session: it resets no password", async () => {
+    const admin = await t.user('admin');
+    await setAdmin(t.db, admin.name, true);
+    const u = await t.user();
+    const { token } = await createAppPasswordFor(t, admin.name, 'Kasts');
+    expect((await as(t, `Bearer ${token}`).get('/v1/subscriptions')).status).toBe(200);
+    // Whoever holds the app password puts it in the page's cookie, with the form token it implies.
+    const csrf = createHmac('sha256', token).update('castsync-csrf').digest('base64url');
+    const reset = await request(t.app)
+      .post(`/web/admin/users/${u.name}/password`)
+      .set('Cookie', `castsync_web=${token}`)
+      .type('form')
+      .send({ _csrf: csrf, password: 'chosen-by-the-app' });
+    expect(reset.status).toBe(303);
+    expect((await as(t, u).get('/v1/subscriptions')).status).toBe(200);
   });
 
   test('sign-up, when allowed, has the CLI password rules and signs the new user in (not as administrator)', async () => {
