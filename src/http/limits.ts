@@ -40,7 +40,13 @@ export class FailureLimiter {
     const wait = await this.retryAfter(digest);
     if (wait > 0) throw new TooManyFailures(wait);
     const result = await attempt();
-    if (result !== undefined) return result;
+    if (result !== undefined) {
+      // Guesses sent at once all pass the check above, and those refused meanwhile may have blocked the
+      // key: a right one among them then gets 429 like any attempt beyond the limit, and tells nothing.
+      const blockedMeanwhile = await this.retryAfter(digest);
+      if (blockedMeanwhile > 0) throw new TooManyFailures(blockedMeanwhile);
+      return result;
+    }
     const w = await repo.countRefusal(this.db, this.scope, digest, this.date(0), this.date(this.windowMs));
     if (w.refused >= this.limit) this.remember(digest.toString('base64'), w.ends_at.getTime());
     if (w.refused === this.limit) await notifyThrough(this.db)(BLOCKS_CHANNEL, this.blockPayload(digest, w.ends_at));
