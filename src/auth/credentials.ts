@@ -277,6 +277,37 @@ export async function openSession(
   return t.token;
 }
 
+/**
+ * Opens the gpodder session an HTTP Basic sign-in of the user gets. One opened with an app password names
+ * it and ends with it: AntennaPod sends Basic only to log in, then the cookie, so revoking the app password
+ * must end that session too. Undefined when the credentials are no longer good (an app password revoked
+ * since they were verified).
+ */
+export async function openBasicSession(
+  ctx: AuthContext,
+  userId: number,
+  { username, password }: { username: string; password: string },
+  label: string | undefined,
+): Promise<string | undefined> {
+  const t = newToken('session');
+  const session = {
+    userId,
+    kind: 'session' as const,
+    hash: t.hash,
+    label: label?.slice(0, 200),
+    expiresAt: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+  };
+  if (looksLikeAppPassword(password)) {
+    if (await repo.insertSessionOfAppPassword(ctx.db, session, hashToken(password))) return t.token;
+    // No such app password: it was revoked a moment ago, or the account's password merely looks like one.
+    const user = await repo.findUserByName(ctx.db, username);
+    const isPassword = ctx.config.passwordLogin && user?.id === userId;
+    if (!isPassword || !(await verifyPassword(user.password_hash, password))) return undefined;
+  }
+  await repo.insertToken(ctx.db, session);
+  return t.token;
+}
+
 /** Ends the cookie session (gpodder, or with kind 'web' the web page's) with this value, if there is one. */
 export async function closeSession(ctx: Admin, token: string, kind: 'session' | 'web' = 'session'): Promise<void> {
   await repo.deleteTokenByHash(ctx.db, hashToken(token), kind);

@@ -50,7 +50,8 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
     const key = createHash('sha256').update(`${basic.username}\0${basic.password}`).digest('base64');
     let session = sessionOfCredentials.get(key);
     if (!session) {
-      session = await auth.openSession(ctx.db, userId, req.headers['user-agent']);
+      session = await auth.openBasicSession(ctx, userId, basic, req.headers['user-agent']);
+      if (session === undefined) throw new Unauthorized();
       if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
       sessionOfCredentials.set(key, session);
     }

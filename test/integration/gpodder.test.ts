@@ -1,5 +1,12 @@
 import request from 'supertest';
-import { approveLoginFlow, createAppPasswordFor } from '../../src/auth/service';
+import { revokeAppPassword } from '../../src/auth/accounts';
+import {
+  approveLoginFlow,
+  createAppPasswordFor,
+  openBasicSession,
+  revokeAppPasswordById,
+  setPassword,
+} from '../../src/auth/service';
 import { as, sessionCookieOf, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { LOGIN_FLOW_STARTS } from '../../src/gpodder/address-limits';
 
@@ -67,6 +74,44 @@ describe('authentication', () => {
     const b = await as(t, u).get(`/api/2/devices/${u.name}.json`);
     expect(sessionCookieOf(a)).toBeDefined();
     expect(sessionCookieOf(b)).toBe(sessionCookieOf(a));
+  });
+
+  test.each([
+    ['on the App passwords page', (u: TestUser, id: number) => revokeAppPassword(t, u.id, id)],
+    ['with the CLI', (_u: TestUser, id: number) => revokeAppPasswordById(t, id)],
+  ])('revoking an app password %s ends the sessions its app got, and only those', async (_where, revoke) => {
+    const u = await t.user();
+    const app = await createAppPasswordFor(t, u.name, 'AntennaPod');
+    const appBasic = 'Basic ' + Buffer.from(`${u.name}:${app.token}`).toString('base64');
+    // AntennaPod sends Basic on login only, then the cookie; Kasts sends Basic every time.
+    const antennapod = sessionCookieOf(await as(t, appBasic).post(`/api/2/auth/${u.name}/login.json`))!;
+    const kasts = sessionCookieOf(await as(t, appBasic).get(`/api/2/devices/${u.name}.json`))!;
+    const withPassword = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+    expect(withPassword).not.toBe(kasts);
+    const withCookie = async (sid: string) =>
+      (await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${sid}`)).status;
+    expect([await withCookie(antennapod), await withCookie(kasts)]).toEqual([200, 200]);
+    await revoke(u, app.id);
+    expectError(await as(t, appBasic).get(`/api/2/devices/${u.name}.json`), 401);
+    expect([await withCookie(antennapod), await withCookie(kasts)]).toEqual([401, 401]);
+    // The password's session was never the app's: it stays, and the password is given a live one.
+    expect(await withCookie(withPassword)).toBe(200);
+    const given = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+    expect([given === kasts, await withCookie(given)]).toEqual([false, 200]);
+  });
+
+  test('an account password that merely looks like an app password gets a session; a revoked app password none', async () => {
+    const u = await t.user();
+    await setPassword(t, u.name, 'csp_my-own-password');
+    const lookalike = 'Basic ' + Buffer.from(`${u.name}:csp_my-own-password`).toString('base64');
+    const sid = sessionCookieOf(await as(t, lookalike).post(`/api/2/auth/${u.name}/login.json`).expect(200))!;
+    expect((await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${sid}`)).status).toBe(
+      200,
+    );
+    // Revoked between the verification of the credentials and the opening of their session.
+    const app = await createAppPasswordFor(t, u.name, 'AntennaPod');
+    await revokeAppPasswordById(t, app.id);
+    expect(await openBasicSession(t, u.id, { username: u.name, password: app.token }, 'AntennaPod')).toBeUndefined();
   });
 });
 
