@@ -381,6 +381,22 @@ describe('account', () => {
     expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
   });
 
+  test('guesses of the current password count as failed sign-ins: past LOGIN_RATE_LIMIT, 429 whatever the password', async () => {
+    const u = await t.user();
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const change = (current: string) =>
+      agent.post('/web/account/password').type('form').send({ _csrf: csrf, current, new: 'a-guessed-password' });
+    for (let i = 0; i < 3; i++) {
+      const wrong = await change(`guess-${i}`);
+      expect(wrong.status).toBe(400);
+      expect(wrong.text).toContain('The current password is wrong');
+    }
+    const right = await change(u.password);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await as(t, u).get('/v1/subscriptions')).status).toBe(200);
+  });
+
   test('devices and recent plays from the gpodder API', async () => {
     const u = await t.user();
     await as(t, u).post(`/api/2/devices/${u.name}/phone-1.json`, { caption: 'My <phone>', type: 'mobile' });
