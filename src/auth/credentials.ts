@@ -80,6 +80,8 @@ export const authenticateSession = (ctx: AuthContext, token: string): Promise<nu
  */
 export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
   return ctx.authCache.resolve(basicKey(username, password), async () => {
+    // No user has a name outside the rule, and one with U+0000 cannot even be looked up: it is unknown.
+    if (!USERNAME.test(username)) return undefined;
     const user = await repo.findUserByName(ctx.db, username);
     if (!user) return refuseArchived(ctx.db, username, password, { passwords: ctx.config.passwordLogin });
     const ok =

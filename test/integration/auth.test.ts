@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { as, expectError, sessionCookieOf, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { capturedLogger } from '../helpers/logs';
 import { signedInAgent } from '../helpers/web';
 import { createAppPasswordFor, revokeAppPasswordById, setPassword } from '../../src/auth/service';
 import { AuthCache, credentialChanges } from '../../src/auth/cache';
@@ -9,9 +10,10 @@ import argon2 from 'argon2';
 
 let t: TestApp;
 let alice: TestUser;
+const log = capturedLogger('error');
 
 beforeAll(async () => {
-  t = await testApp({ ACCESS_TOKEN_TTL: '2' });
+  t = await testApp({ ACCESS_TOKEN_TTL: '2' }, log.logger);
   alice = await t.user('alice');
 });
 afterAll(() => t.close());
@@ -43,6 +45,22 @@ describe('authentication', () => {
       expect(r.headers['www-authenticate']).toBe(CHALLENGE);
     }
   });
+
+  test.each([
+    ['/v1/subscriptions'],
+    ['/api/v1/subscriptions'],
+    ['/api/2/devices/x.json'],
+    ['/index.php/apps/gpoddersync/subscriptions'],
+  ])(
+    'a Basic username no user can have (with U+0000) on %s: 401 as for an unknown user, nothing logged',
+    async (path) => {
+      const logged = log.lines.length;
+      const r = await request(t.app).get(path).set('Authorization', basic('a\u0000b', 'whatever-pass'));
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ code: '401' });
+      expect(log.lines.slice(logged)).toEqual([]);
+    },
+  );
 
   test('HTTP Basic with the password works, again and again (from the cache)', async () => {
     for (let i = 0; i < 3; i++) expect((await as(t, alice).get('/v1/subscriptions')).status).toBe(200);
