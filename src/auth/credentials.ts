@@ -384,13 +384,20 @@ export async function pollLoginFlow(
   });
 }
 
-/** Expired tokens and login flows are removed hourly, and each user's gpodder sessions trimmed. */
+/**
+ * Expired tokens and login flows are removed hourly, and each user's gpodder sessions trimmed. What is
+ * removed is announced like any credential change: a trimmed session may be cached as valid, and handed
+ * out again to the credentials it was given to.
+ */
 export const authTasks = (db: Db, logger: Logger): TaskList => ({
   tasks: {
     cleanup_tokens: async () => {
       const n = (await repo.deleteExpiredTokens(db)) + (await repo.trimSessions(db, SESSIONS_KEPT));
       await repo.deleteOldLoginFlows(db, LOGIN_FLOW_TTL_SECONDS);
-      if (n > 0) logger.info({ tokens: n }, 'expired tokens removed');
+      if (n > 0) {
+        await repo.announceCredentialChange(db);
+        logger.info({ tokens: n }, 'expired tokens removed');
+      }
     },
   },
   crontab: ['0 * * * * cleanup_tokens'],

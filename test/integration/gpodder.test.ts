@@ -1,13 +1,18 @@
+import pino from 'pino';
 import request from 'supertest';
 import { revokeAppPassword } from '../../src/auth/accounts';
 import {
   approveLoginFlow,
+  authTasks,
   createAppPasswordFor,
+  credentialChanges,
   openBasicSession,
+  openSession,
   revokeAppPasswordById,
   setPassword,
 } from '../../src/auth/service';
-import { as, sessionCookieOf, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { listen, notifyThrough } from '../../src/db/notifications';
+import { as, sessionCookieOf, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { LOGIN_FLOW_STARTS } from '../../src/gpodder/address-limits';
 
 let t: TestApp;
@@ -76,6 +81,47 @@ describe('authentication', () => {
     expect(sessionCookieOf(b)).toBe(sessionCookieOf(a));
   });
 
+  /** Another 100 gpodder sessions of the user, then the hourly clean-up: it keeps the newest 100. */
+  const trimmedAway = async (u: TestUser) => {
+    for (let i = 0; i < 100; i++) await openSession(t.db, u.id, `app ${i}`);
+    const logger = pino({ level: 'silent' });
+    await authTasks(t.db, logger).tasks.cleanup_tokens!({} as never, {} as never);
+  };
+  const withCookie = async (u: TestUser, sid: string) =>
+    (await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${sid}`)).status;
+
+  test('a session the hourly clean-up removed is not handed out again to the credentials it was given to', async () => {
+    const u = await t.user();
+    const first = sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`))!;
+    await trimmedAway(u);
+    const given = sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`))!;
+    expect(given).not.toBe(first);
+    expect(await withCookie(u, given)).toBe(200);
+  });
+
+  test('the hourly clean-up announces what it removed: a session it removed opens nothing, cached or not', async () => {
+    const u = await t.user();
+    const sub = credentialChanges(t.authCache);
+    let listening: () => void = () => undefined;
+    const up = new Promise<void>((resolve) => (listening = resolve));
+    const listener = listen(t.url, [{ ...sub, up: () => (sub.up(), listening()) }], pino({ level: 'silent' }), {
+      notify: notifyThrough(t.db),
+    });
+    try {
+      await up;
+      const first = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+      expect(await withCookie(u, first)).toBe(200);
+      const heard = new Promise<void>((resolve) => t.authCache.onClear(resolve));
+      await trimmedAway(u);
+      expect(await Promise.race([heard.then(() => 'heard'), sleep(5000).then(() => 'not heard')])).toBe('heard');
+      expect(await withCookie(u, first)).toBe(401);
+      const given = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+      expect([given === first, await withCookie(u, given)]).toEqual([false, 200]);
+    } finally {
+      await listener.stop();
+    }
+  });
+
   test.each([
     ['on the App passwords page', (u: TestUser, id: number) => revokeAppPassword(t, u.id, id)],
     ['with the CLI', (_u: TestUser, id: number) => revokeAppPasswordById(t, id)],
@@ -88,16 +134,14 @@ describe('authentication', () => {
     const kasts = sessionCookieOf(await as(t, appBasic).get(`/api/2/devices/${u.name}.json`))!;
     const withPassword = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
     expect(withPassword).not.toBe(kasts);
-    const withCookie = async (sid: string) =>
-      (await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${sid}`)).status;
-    expect([await withCookie(antennapod), await withCookie(kasts)]).toEqual([200, 200]);
+    expect([await withCookie(u, antennapod), await withCookie(u, kasts)]).toEqual([200, 200]);
     await revoke(u, app.id);
     expectError(await as(t, appBasic).get(`/api/2/devices/${u.name}.json`), 401);
-    expect([await withCookie(antennapod), await withCookie(kasts)]).toEqual([401, 401]);
+    expect([await withCookie(u, antennapod), await withCookie(u, kasts)]).toEqual([401, 401]);
     // The password's session was never the app's: it stays, and the password is given a live one.
-    expect(await withCookie(withPassword)).toBe(200);
+    expect(await withCookie(u, withPassword)).toBe(200);
     const given = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
-    expect([given === kasts, await withCookie(given)]).toEqual([false, 200]);
+    expect([given === kasts, await withCookie(u, given)]).toEqual([false, 200]);
   });
 
   test('an account password that merely looks like an app password gets a session; a revoked app password none', async () => {
