@@ -61,10 +61,11 @@ export type Limited = (check: () => Promise<number | undefined>, refused: () => 
 
 /**
  * Changes the user's own password, given the current one, checked under `limited`: whoever holds a
- * signed-in browser could otherwise guess the password there without limit. With `signOutElsewhere` (the
- * Account page's "sign out everywhere else"), every other session of the user ends: browser sessions but
- * `keepSession` (the one in use), gpodder sessions and /v1 logins. App passwords stay either way: the apps
- * that use them sign in again by themselves, and each is revoked on the App passwords page.
+ * signed-in browser could otherwise guess the password there without limit. The user's gpodder sessions
+ * end, as at every password change; with `signOutElsewhere` (the Account page's "sign out everywhere
+ * else"), every other session of the user too: browser sessions but `keepSession` (the one in use) and
+ * /v1 logins. App passwords stay either way: the apps that use them sign in again by themselves, and each
+ * is revoked on the App passwords page.
  */
 export async function changePassword(
   ctx: Admin,

@@ -187,17 +187,21 @@ export type SignOut = { keep?: string; appPasswords?: boolean };
 /**
  * Ends the user's sessions, all but the browser session with the cookie value `keep`; with `appPasswords`,
  * their app passwords too, and the login flows they allowed that no app has collected yet (each would
- * become an app password).
+ * become an app password). Without a sign-out, the gpodder sessions only: they end at every password
+ * change, as gpodder.net's do (an app with an app password signs in again by itself).
  */
-async function endSessions(tx: Queryable, userId: number, { keep, appPasswords = false }: SignOut): Promise<void> {
+async function endSessions(tx: Queryable, userId: number, signOut: SignOut | false): Promise<void> {
+  if (!signOut) return repo.deleteTokensOfKinds(tx, userId, ['session']);
+  const { keep, appPasswords = false } = signOut;
   const kinds: TokenKind[] = appPasswords ? [...SESSION_KINDS, 'personal'] : SESSION_KINDS;
   await repo.deleteTokensOfKinds(tx, userId, kinds, keep === undefined ? undefined : hashToken(keep));
   if (appPasswords) await repo.deleteLoginFlowsOf(tx, userId);
 }
 
 /**
- * Sets the user's password (checked against the rules first). With `signOut`, the user's sessions end
- * in the same transaction (see `endSessions`); every process forgets the credentials it had verified.
+ * Sets the user's password (checked against the rules first). The user's gpodder sessions end in the same
+ * transaction, and with `signOut` the other sessions too (see `endSessions`); every process forgets the
+ * credentials it had verified.
  */
 export async function changePasswordOf(
   ctx: Admin,
@@ -210,7 +214,7 @@ export async function changePasswordOf(
   await withTransaction(ctx.db, async (tx) => {
     const id = await repo.updatePassword(tx, username, hash);
     if (id === undefined) throw new InvalidInput(`No user ${username}`);
-    if (signOut) await endSessions(tx, id, signOut);
+    await endSessions(tx, id, signOut);
   });
   await credentialsChanged(ctx);
 }

@@ -369,7 +369,7 @@ describe('account', () => {
     expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
   });
 
-  test("a password change without 'sign out everywhere else' changes the password only", async () => {
+  test("a password change without 'sign out everywhere else' ends the gpodder sessions only, as any password change", async () => {
     const u = await t.user();
     const s = await sessionsOf(u);
     const changed = await s.laptop.agent
@@ -377,7 +377,7 @@ describe('account', () => {
       .type('form')
       .send({ _csrf: s.laptop.csrf, current: u.password, new: 'only-the-password' });
     expect(changed.text).toContain('Your password was changed.');
-    expect(await s.status()).toEqual({ laptop: 200, phone: 200, gpodder: 200, login: 200, appPassword: 200 });
+    expect(await s.status()).toEqual({ laptop: 200, phone: 200, gpodder: 401, login: 200, appPassword: 200 });
     expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
   });
 
