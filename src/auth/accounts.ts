@@ -54,20 +54,32 @@ export const openBrowserSession = (db: Queryable, userId: number, label: string 
 export const closeBrowserSession = (ctx: Admin, token: string): Promise<void> => closeSession(ctx, token, 'web');
 
 /**
- * Changes the user's own password, given the current one. With `signOutElsewhere` (the Account page's
- * "sign out everywhere else"), every other session of the user ends: browser sessions but `keepSession`
- * (the one in use), gpodder sessions and /v1 logins. App passwords stay either way: the apps that use
- * them sign in again by themselves, and each is revoked on the App passwords page.
+ * How a door runs a check of credentials under its limit of failed sign-ins (src/http/limits.ts): the
+ * user's id, or else (the check gave undefined) the error `refused` makes.
+ */
+export type Limited = (check: () => Promise<number | undefined>, refused: () => Error) => Promise<number>;
+
+/**
+ * Changes the user's own password, given the current one, checked under `limited`: whoever holds a
+ * signed-in browser could otherwise guess the password there without limit. The user's gpodder sessions
+ * end, as at every password change; with `signOutElsewhere` (the Account page's "sign out everywhere
+ * else"), every other session of the user too: browser sessions but `keepSession` (the one in use) and
+ * /v1 logins. App passwords stay either way: the apps that use them sign in again by themselves, and each
+ * is revoked on the App passwords page.
  */
 export async function changePassword(
   ctx: Admin,
   userId: number,
   { current, next, keepSession, signOutElsewhere }: PasswordChange,
+  limited: Limited,
 ): Promise<void> {
+  const wrong = () => new InvalidInput('The current password is wrong');
   const user = await accounts.findAccount(ctx.db, userId);
-  if (!user || (await checkPassword(ctx.db, user.username, current)) !== userId) {
-    throw new InvalidInput('The current password is wrong');
-  }
+  if (!user) throw wrong();
+  await limited(
+    async () => ((await checkPassword(ctx.db, user.username, current)) === userId ? userId : undefined),
+    wrong,
+  );
   await changePasswordOf(ctx, user.username, next, signOutElsewhere && { keep: keepSession });
 }
 

@@ -43,7 +43,9 @@ export function checkNewCredentials(username: string, password: string): void {
 
 const basicKey = (username: string, password: string) =>
   'b:' + createHash('sha256').update(`${username}\0${password}`, 'utf8').digest('base64');
-const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
+// A token is remembered with the kinds it was accepted as: the one value is no key to another door (an
+// app password is no browser session, a browser session no bearer token), even while it is cached.
+const tokenKey = (hash: Buffer, kinds: TokenKind[]) => `t:${kinds.join(',')}:${hash.toString('base64')}`;
 
 /**
  * The user of a live token of one of these kinds; undefined otherwise. An app password of an archived
@@ -51,7 +53,7 @@ const tokenKey = (hash: Buffer) => 't:' + hash.toString('base64');
  */
 function authenticateToken(ctx: AuthContext, token: string, kinds: TokenKind[]): Promise<number | undefined> {
   const hash = hashToken(token);
-  return ctx.authCache.resolve(tokenKey(hash), async () => {
+  return ctx.authCache.resolve(tokenKey(hash, kinds), async () => {
     const row = await repo.findLiveToken(ctx.db, hash);
     if (!row) return kinds.includes('personal') ? refuseArchivedToken(ctx.db, hash) : undefined;
     if (!kinds.includes(row.kind) || !sameSecret(row.token_hash, hash)) return undefined;
@@ -78,6 +80,8 @@ export const authenticateSession = (ctx: AuthContext, token: string): Promise<nu
  */
 export function authenticateBasic(ctx: AuthContext, username: string, password: string): Promise<number | undefined> {
   return ctx.authCache.resolve(basicKey(username, password), async () => {
+    // No user has a name outside the rule, and one with U+0000 cannot even be looked up: it is unknown.
+    if (!USERNAME.test(username)) return undefined;
     const user = await repo.findUserByName(ctx.db, username);
     if (!user) return refuseArchived(ctx.db, username, password, { passwords: ctx.config.passwordLogin });
     const ok =
@@ -183,17 +187,21 @@ export type SignOut = { keep?: string; appPasswords?: boolean };
 /**
  * Ends the user's sessions, all but the browser session with the cookie value `keep`; with `appPasswords`,
  * their app passwords too, and the login flows they allowed that no app has collected yet (each would
- * become an app password).
+ * become an app password). Without a sign-out, the gpodder sessions only: they end at every password
+ * change, as gpodder.net's do (an app with an app password signs in again by itself).
  */
-async function endSessions(tx: Queryable, userId: number, { keep, appPasswords = false }: SignOut): Promise<void> {
+async function endSessions(tx: Queryable, userId: number, signOut: SignOut | false): Promise<void> {
+  if (!signOut) return repo.deleteTokensOfKinds(tx, userId, ['session']);
+  const { keep, appPasswords = false } = signOut;
   const kinds: TokenKind[] = appPasswords ? [...SESSION_KINDS, 'personal'] : SESSION_KINDS;
   await repo.deleteTokensOfKinds(tx, userId, kinds, keep === undefined ? undefined : hashToken(keep));
   if (appPasswords) await repo.deleteLoginFlowsOf(tx, userId);
 }
 
 /**
- * Sets the user's password (checked against the rules first). With `signOut`, the user's sessions end
- * in the same transaction (see `endSessions`); every process forgets the credentials it had verified.
+ * Sets the user's password (checked against the rules first). The user's gpodder sessions end in the same
+ * transaction, and with `signOut` the other sessions too (see `endSessions`); every process forgets the
+ * credentials it had verified.
  */
 export async function changePasswordOf(
   ctx: Admin,
@@ -206,7 +214,7 @@ export async function changePasswordOf(
   await withTransaction(ctx.db, async (tx) => {
     const id = await repo.updatePassword(tx, username, hash);
     if (id === undefined) throw new InvalidInput(`No user ${username}`);
-    if (signOut) await endSessions(tx, id, signOut);
+    await endSessions(tx, id, signOut);
   });
   await credentialsChanged(ctx);
 }
@@ -272,6 +280,37 @@ export async function openSession(
   const t = newToken(kind);
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
   await repo.insertToken(db, { userId, kind, hash: t.hash, label: label?.slice(0, 200), expiresAt });
+  return t.token;
+}
+
+/**
+ * Opens the gpodder session an HTTP Basic sign-in of the user gets. One opened with an app password names
+ * it and ends with it: AntennaPod sends Basic only to log in, then the cookie, so revoking the app password
+ * must end that session too. Undefined when the credentials are no longer good (an app password revoked
+ * since they were verified).
+ */
+export async function openBasicSession(
+  ctx: AuthContext,
+  userId: number,
+  { username, password }: { username: string; password: string },
+  label: string | undefined,
+): Promise<string | undefined> {
+  const t = newToken('session');
+  const session = {
+    userId,
+    kind: 'session' as const,
+    hash: t.hash,
+    label: label?.slice(0, 200),
+    expiresAt: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+  };
+  if (looksLikeAppPassword(password)) {
+    if (await repo.insertSessionOfAppPassword(ctx.db, session, hashToken(password))) return t.token;
+    // No such app password: it was revoked a moment ago, or the account's password merely looks like one.
+    const user = await repo.findUserByName(ctx.db, username);
+    const isPassword = ctx.config.passwordLogin && user?.id === userId;
+    if (!isPassword || !(await verifyPassword(user.password_hash, password))) return undefined;
+  }
+  await repo.insertToken(ctx.db, session);
   return t.token;
 }
 
@@ -349,13 +388,20 @@ export async function pollLoginFlow(
   });
 }
 
-/** Expired tokens and login flows are removed hourly, and each user's gpodder sessions trimmed. */
+/**
+ * Expired tokens and login flows are removed hourly, and each user's gpodder sessions trimmed. What is
+ * removed is announced like any credential change: a trimmed session may be cached as valid, and handed
+ * out again to the credentials it was given to.
+ */
 export const authTasks = (db: Db, logger: Logger): TaskList => ({
   tasks: {
     cleanup_tokens: async () => {
       const n = (await repo.deleteExpiredTokens(db)) + (await repo.trimSessions(db, SESSIONS_KEPT));
       await repo.deleteOldLoginFlows(db, LOGIN_FLOW_TTL_SECONDS);
-      if (n > 0) logger.info({ tokens: n }, 'expired tokens removed');
+      if (n > 0) {
+        await repo.announceCredentialChange(db);
+        logger.info({ tokens: n }, 'expired tokens removed');
+      }
     },
   },
   crontab: ['0 * * * * cleanup_tokens'],

@@ -84,6 +84,24 @@ export async function insertToken(
   return r.rows[0]!.id;
 }
 
+/**
+ * Inserts a gpodder session that names the user's app password with the digest `appPasswordHash`, and is
+ * deleted with it; false (nothing inserted) when the user has no such app password.
+ */
+export async function insertSessionOfAppPassword(
+  db: Queryable,
+  t: { userId: number; hash: Buffer; label?: string; expiresAt: Date },
+  appPasswordHash: Buffer,
+): Promise<boolean> {
+  const r = await db.query(
+    `INSERT INTO tokens (user_id, kind, token_hash, label, expires_at, app_password_id)
+     SELECT user_id, 'session', $2, $3, $4, id FROM tokens
+      WHERE token_hash = $5 AND kind = 'personal' AND user_id = $1`,
+    [t.userId, t.hash, t.label ?? null, t.expiresAt, appPasswordHash],
+  );
+  return r.rowCount === 1;
+}
+
 /** A token that has not expired, found by the hash of its value. */
 export async function findLiveToken(db: Queryable, hash: Buffer): Promise<TokenRow | undefined> {
   const r = await db.query<TokenRow>(

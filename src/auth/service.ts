@@ -45,6 +45,7 @@ export {
   listUsers,
   login,
   logout,
+  openBasicSession,
   openSession,
   pendingLoginFlow,
   pollLoginFlow,

@@ -49,8 +49,12 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
     );
     const key = createHash('sha256').update(`${basic.username}\0${basic.password}`).digest('base64');
     let session = sessionOfCredentials.get(key);
+    // The hourly clean-up may have removed it since (expired, or past the user's newest 100): a cookie
+    // that opens nothing would fail the clients that send only the cookie from then on.
+    if (session !== undefined && (await auth.authenticateSession(ctx, session)) !== userId) session = undefined;
     if (!session) {
-      session = await auth.openSession(ctx.db, userId, req.headers['user-agent']);
+      session = await auth.openBasicSession(ctx, userId, basic, req.headers['user-agent']);
+      if (session === undefined) throw new Unauthorized();
       if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
       sessionOfCredentials.set(key, session);
     }

@@ -34,19 +34,32 @@ export class FailureLimiter {
     private readonly options: { now?: () => number; maxKeys?: number } = {},
   ) {}
 
-  /** Runs `attempt` unless the key is blocked (TooManyFailures); undefined from it is CredentialsRefused. */
-  async attempt<T>(key: string, attempt: () => Promise<T | undefined>): Promise<T> {
+  /**
+   * Runs `attempt` unless the key is blocked (TooManyFailures); undefined from it is a refusal, thrown as
+   * `refused` (CredentialsRefused unless the form says it in words of its own).
+   */
+  async attempt<T>(
+    key: string,
+    attempt: () => Promise<T | undefined>,
+    refused: () => Error = () => new CredentialsRefused(),
+  ): Promise<T> {
     const digest = createHash('sha256').update(key, 'utf8').digest();
     const wait = await this.retryAfter(digest);
     if (wait > 0) throw new TooManyFailures(wait);
     const result = await attempt();
-    if (result !== undefined) return result;
+    if (result !== undefined) {
+      // Guesses sent at once all pass the check above, and those refused meanwhile may have blocked the
+      // key: a right one among them then gets 429 like any attempt beyond the limit, and tells nothing.
+      const blockedMeanwhile = await this.retryAfter(digest);
+      if (blockedMeanwhile > 0) throw new TooManyFailures(blockedMeanwhile);
+      return result;
+    }
     const w = await repo.countRefusal(this.db, this.scope, digest, this.date(0), this.date(this.windowMs));
     if (w.refused >= this.limit) this.remember(digest.toString('base64'), w.ends_at.getTime());
     if (w.refused === this.limit) await notifyThrough(this.db)(BLOCKS_CHANNEL, this.blockPayload(digest, w.ends_at));
     // More than the limit: another instance blocked the key a moment ago.
     if (w.refused > this.limit) throw new TooManyFailures(this.secondsUntil(w.ends_at.getTime()));
-    throw new CredentialsRefused();
+    throw refused();
   }
 
   /** Seconds until the key may try again: 0 when it may now. */

@@ -1,5 +1,7 @@
 import request from 'supertest';
-import { as, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { as, expectError, sessionCookieOf, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { capturedLogger } from '../helpers/logs';
+import { signedInAgent } from '../helpers/web';
 import { createAppPasswordFor, revokeAppPasswordById, setPassword } from '../../src/auth/service';
 import { AuthCache, credentialChanges } from '../../src/auth/cache';
 import { listen, notifyThrough } from '../../src/db/notifications';
@@ -8,9 +10,10 @@ import argon2 from 'argon2';
 
 let t: TestApp;
 let alice: TestUser;
+const log = capturedLogger('error');
 
 beforeAll(async () => {
-  t = await testApp({ ACCESS_TOKEN_TTL: '2' });
+  t = await testApp({ ACCESS_TOKEN_TTL: '2' }, log.logger);
   alice = await t.user('alice');
 });
 afterAll(() => t.close());
@@ -42,6 +45,22 @@ describe('authentication', () => {
       expect(r.headers['www-authenticate']).toBe(CHALLENGE);
     }
   });
+
+  test.each([
+    ['/v1/subscriptions'],
+    ['/api/v1/subscriptions'],
+    ['/api/2/devices/x.json'],
+    ['/index.php/apps/gpoddersync/subscriptions'],
+  ])(
+    'a Basic username no user can have (with U+0000) on %s: 401 as for an unknown user, nothing logged',
+    async (path) => {
+      const logged = log.lines.length;
+      const r = await request(t.app).get(path).set('Authorization', basic('a\u0000b', 'whatever-pass'));
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ code: '401' });
+      expect(log.lines.slice(logged)).toEqual([]);
+    },
+  );
 
   test('HTTP Basic with the password works, again and again (from the cache)', async () => {
     for (let i = 0; i < 3; i++) expect((await as(t, alice).get('/v1/subscriptions')).status).toBe(200);
@@ -154,6 +173,38 @@ describe('authentication', () => {
     await revokeAppPasswordById({ db: t.db, authCache: t.authCache }, pat.id);
     expectError(await as(t, `Bearer ${pat.token}`).get('/v1/subscriptions'), 401);
     expectError(await as(t, basic(alice.name, pat.token)).get('/v1/subscriptions'), 401);
+  });
+
+  test('each kind of token opens only its own door, also once its own use is cached', async () => {
+    const u = await t.user('kinds');
+    const doors = {
+      bearer: async (v: string) => (await as(t, `Bearer ${v}`).get('/v1/subscriptions')).status === 200,
+      sessionid: async (v: string) =>
+        (await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${v}`)).status === 200,
+      page: async (v: string) =>
+        (await request(t.app).get('/web/account').set('Cookie', `castsync_web=${v}`)).status === 200,
+    };
+    const browser = (await signedInAgent(t.app, u.name, u.password)).cookie.replace('castsync_web=', '');
+    const tokens = {
+      appPassword: (await createAppPasswordFor(t, u.name, 'phone')).token,
+      access: (await login(u.name, u.password)).body.access_token as string,
+      gpodder: sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`))!,
+      browser,
+    };
+    const opens = async (token: string) => ({
+      bearer: await doors.bearer(token),
+      sessionid: await doors.sessionid(token),
+      page: await doors.page(token),
+    });
+    // Each used where it belongs first, so that the credential cache holds it when it is tried elsewhere.
+    expect(await doors.bearer(tokens.appPassword)).toBe(true);
+    expect(await doors.bearer(tokens.access)).toBe(true);
+    expect(await doors.sessionid(tokens.gpodder)).toBe(true);
+    expect(await doors.page(tokens.browser)).toBe(true);
+    expect(await opens(tokens.appPassword)).toEqual({ bearer: true, sessionid: false, page: false });
+    expect(await opens(tokens.access)).toEqual({ bearer: true, sessionid: false, page: false });
+    expect(await opens(tokens.gpodder)).toEqual({ bearer: false, sessionid: true, page: false });
+    expect(await opens(tokens.browser)).toEqual({ bearer: false, sessionid: false, page: true });
   });
 
   test('a password change takes effect at once: the old password is refused, the new one works', async () => {

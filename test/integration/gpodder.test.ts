@@ -1,6 +1,18 @@
+import pino from 'pino';
 import request from 'supertest';
-import { approveLoginFlow, createAppPasswordFor } from '../../src/auth/service';
-import { as, sessionCookieOf, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { revokeAppPassword } from '../../src/auth/accounts';
+import {
+  approveLoginFlow,
+  authTasks,
+  createAppPasswordFor,
+  credentialChanges,
+  openBasicSession,
+  openSession,
+  revokeAppPasswordById,
+  setPassword,
+} from '../../src/auth/service';
+import { listen, notifyThrough } from '../../src/db/notifications';
+import { as, sessionCookieOf, expectError, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { LOGIN_FLOW_STARTS } from '../../src/gpodder/address-limits';
 
 let t: TestApp;
@@ -67,6 +79,83 @@ describe('authentication', () => {
     const b = await as(t, u).get(`/api/2/devices/${u.name}.json`);
     expect(sessionCookieOf(a)).toBeDefined();
     expect(sessionCookieOf(b)).toBe(sessionCookieOf(a));
+  });
+
+  /** Another 100 gpodder sessions of the user, then the hourly clean-up: it keeps the newest 100. */
+  const trimmedAway = async (u: TestUser) => {
+    for (let i = 0; i < 100; i++) await openSession(t.db, u.id, `app ${i}`);
+    const logger = pino({ level: 'silent' });
+    await authTasks(t.db, logger).tasks.cleanup_tokens!({} as never, {} as never);
+  };
+  const withCookie = async (u: TestUser, sid: string) =>
+    (await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${sid}`)).status;
+
+  test('a session the hourly clean-up removed is not handed out again to the credentials it was given to', async () => {
+    const u = await t.user();
+    const first = sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`))!;
+    await trimmedAway(u);
+    const given = sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`))!;
+    expect(given).not.toBe(first);
+    expect(await withCookie(u, given)).toBe(200);
+  });
+
+  test('the hourly clean-up announces what it removed: a session it removed opens nothing, cached or not', async () => {
+    const u = await t.user();
+    const sub = credentialChanges(t.authCache);
+    let listening: () => void = () => undefined;
+    const up = new Promise<void>((resolve) => (listening = resolve));
+    const listener = listen(t.url, [{ ...sub, up: () => (sub.up(), listening()) }], pino({ level: 'silent' }), {
+      notify: notifyThrough(t.db),
+    });
+    try {
+      await up;
+      const first = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+      expect(await withCookie(u, first)).toBe(200);
+      const heard = new Promise<void>((resolve) => t.authCache.onClear(resolve));
+      await trimmedAway(u);
+      expect(await Promise.race([heard.then(() => 'heard'), sleep(5000).then(() => 'not heard')])).toBe('heard');
+      expect(await withCookie(u, first)).toBe(401);
+      const given = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+      expect([given === first, await withCookie(u, given)]).toEqual([false, 200]);
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  test.each([
+    ['on the App passwords page', (u: TestUser, id: number) => revokeAppPassword(t, u.id, id)],
+    ['with the CLI', (_u: TestUser, id: number) => revokeAppPasswordById(t, id)],
+  ])('revoking an app password %s ends the sessions its app got, and only those', async (_where, revoke) => {
+    const u = await t.user();
+    const app = await createAppPasswordFor(t, u.name, 'AntennaPod');
+    const appBasic = 'Basic ' + Buffer.from(`${u.name}:${app.token}`).toString('base64');
+    // AntennaPod sends Basic on login only, then the cookie; Kasts sends Basic every time.
+    const antennapod = sessionCookieOf(await as(t, appBasic).post(`/api/2/auth/${u.name}/login.json`))!;
+    const kasts = sessionCookieOf(await as(t, appBasic).get(`/api/2/devices/${u.name}.json`))!;
+    const withPassword = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+    expect(withPassword).not.toBe(kasts);
+    expect([await withCookie(u, antennapod), await withCookie(u, kasts)]).toEqual([200, 200]);
+    await revoke(u, app.id);
+    expectError(await as(t, appBasic).get(`/api/2/devices/${u.name}.json`), 401);
+    expect([await withCookie(u, antennapod), await withCookie(u, kasts)]).toEqual([401, 401]);
+    // The password's session was never the app's: it stays, and the password is given a live one.
+    expect(await withCookie(u, withPassword)).toBe(200);
+    const given = sessionCookieOf(await as(t, u).get(`/api/2/devices/${u.name}.json`))!;
+    expect([given === kasts, await withCookie(u, given)]).toEqual([false, 200]);
+  });
+
+  test('an account password that merely looks like an app password gets a session; a revoked app password none', async () => {
+    const u = await t.user();
+    await setPassword(t, u.name, 'csp_my-own-password');
+    const lookalike = 'Basic ' + Buffer.from(`${u.name}:csp_my-own-password`).toString('base64');
+    const sid = sessionCookieOf(await as(t, lookalike).post(`/api/2/auth/${u.name}/login.json`).expect(200))!;
+    expect((await request(t.app).get(`/api/2/devices/${u.name}.json`).set('Cookie', `sessionid=${sid}`)).status).toBe(
+      200,
+    );
+    // Revoked between the verification of the credentials and the opening of their session.
+    const app = await createAppPasswordFor(t, u.name, 'AntennaPod');
+    await revokeAppPasswordById(t, app.id);
+    expect(await openBasicSession(t, u.id, { username: u.name, password: app.token }, 'AntennaPod')).toBeUndefined();
   });
 });
 

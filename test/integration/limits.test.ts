@@ -62,6 +62,20 @@ test('after `limit` refusals a key gets 429, even with good credentials, until i
   expect(await outcome(limiter, a, accepted)).toBe(7);
 });
 
+test('credentials accepted after the key was blocked meanwhile (a burst of guesses at once) get 429 too', async () => {
+  const limiter = new FailureLimiter(db, 'login', 3, 60_000);
+  const k = newKey();
+  let begun: (accept: (userId: number) => void) => void = () => undefined;
+  const verifying = new Promise<(userId: number) => void>((resolve) => (begun = resolve));
+  // The right guess passes the check before the attempt, and is still being verified...
+  const right = outcome(limiter, k, () => new Promise<number>((accept) => begun(accept)));
+  const accept = await verifying;
+  // ...while the wrong guesses sent with it are refused up to the limit.
+  for (let i = 0; i < 3; i++) expect(await outcome(limiter, k, refused)).toEqual({ status: 401 });
+  accept(7);
+  expect(await right).toMatchObject({ status: 429 });
+});
+
 test('accepted credentials do not count', async () => {
   const limiter = new FailureLimiter(db, 'login', 1, 60_000);
   const a = newKey();

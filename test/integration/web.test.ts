@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { approveLoginFlow, createAppPasswordFor, pollLoginFlow, startLoginFlow } from '../../src/auth/service';
 import { setAdmin } from '../../src/auth/accounts';
@@ -368,7 +369,7 @@ describe('account', () => {
     expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
   });
 
-  test("a password change without 'sign out everywhere else' changes the password only", async () => {
+  test("a password change without 'sign out everywhere else' ends the gpodder sessions only, as any password change", async () => {
     const u = await t.user();
     const s = await sessionsOf(u);
     const changed = await s.laptop.agent
@@ -376,8 +377,24 @@ describe('account', () => {
       .type('form')
       .send({ _csrf: s.laptop.csrf, current: u.password, new: 'only-the-password' });
     expect(changed.text).toContain('Your password was changed.');
-    expect(await s.status()).toEqual({ laptop: 200, phone: 200, gpodder: 200, login: 200, appPassword: 200 });
+    expect(await s.status()).toEqual({ laptop: 200, phone: 200, gpodder: 401, login: 200, appPassword: 200 });
     expect((await as(t, u).get('/v1/subscriptions')).status).toBe(401);
+  });
+
+  test('guesses of the current password count as failed sign-ins: past LOGIN_RATE_LIMIT, 429 whatever the password', async () => {
+    const u = await t.user();
+    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
+    const change = (current: string) =>
+      agent.post('/web/account/password').type('form').send({ _csrf: csrf, current, new: 'a-guessed-password' });
+    for (let i = 0; i < 3; i++) {
+      const wrong = await change(`guess-${i}`);
+      expect(wrong.status).toBe(400);
+      expect(wrong.text).toContain('The current password is wrong');
+    }
+    const right = await change(u.password);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await as(t, u).get('/v1/subscriptions')).status).toBe(200);
   });
 
   test('devices and recent plays from the gpodder API', async () => {
@@ -482,6 +499,23 @@ describe('administration and sign-up', () => {
     expect(own.text).toContain(`Password of ${admin.name} changed; your other sessions ended (app passwords stay).`);
     expect((await a.agent.get('/web/admin/users')).status).toBe(200);
     expect((await elsewhere.agent.get('/web/account')).status).toBe(303);
+  });
+
+  test("an administrator's app password, once an app has used it, is no browser session: it resets no password", async () => {
+    const admin = await t.user('admin');
+    await setAdmin(t.db, admin.name, true);
+    const u = await t.user();
+    const { token } = await createAppPasswordFor(t, admin.name, 'Kasts');
+    expect((await as(t, `Bearer ${token}`).get('/v1/subscriptions')).status).toBe(200);
+    // Whoever holds the app password puts it in the page's cookie, with the form token it implies.
+    const csrf = createHmac('sha256', token).update('castsync-csrf').digest('base64url');
+    const reset = await request(t.app)
+      .post(`/web/admin/users/${u.name}/password`)
+      .set('Cookie', `castsync_web=${token}`)
+      .type('form')
+      .send({ _csrf: csrf, password: 'chosen-by-the-app' });
+    expect(reset.status).toBe(303);
+    expect((await as(t, u).get('/v1/subscriptions')).status).toBe(200);
   });
 
   test('sign-up, when allowed, has the CLI password rules and signs the new user in (not as administrator)', async () => {

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { ApiContext } from '../../api-context';
+import type { AuthLimits } from '../../http/limits';
 import { activityRoutes } from './activity';
 import { appPasswordRoutes } from './app-passwords';
 import { deviceRoutes } from './devices';
@@ -13,11 +14,11 @@ import { settingsRoutes } from './settings';
 // page's forms show the page again with what they did (page.ts).
 
 /** The user's own pages: account (password, settings, sessions), app passwords, devices, recent activity. */
-export function accountRoutes(ctx: ApiContext): Router {
+export function accountRoutes(ctx: ApiContext, limits: AuthLimits): Router {
   const r = Router();
   const page = accountPage(ctx);
   pageRoutes(r, page);
-  passwordRoutes(r, ctx, page);
+  passwordRoutes(r, ctx, limits, page);
   settingsRoutes(r, ctx, page);
   notificationRoutes(r, ctx, page);
   sessionRoutes(r, ctx);

@@ -53,13 +53,13 @@ export function webRouter(ctx: ApiContext, limits: AuthLimits): Router {
   registerRoutes(r, ctx, register);
 
   if (oidc) r.use(oidc.routes);
-  signedInRoutes(r, ctx);
+  signedInRoutes(r, ctx, limits);
   r.use(pageErrors(ctx.logger));
   return r;
 }
 
 /** The pages and forms of a signed-in browser, the forms checked against cross-site requests; else a 404. */
-function signedInRoutes(r: Router, ctx: ApiContext): void {
+function signedInRoutes(r: Router, ctx: ApiContext, limits: AuthLimits): void {
   r.use('/web', signedIn);
   r.use('/web/opml', opmlUpload(ctx));
   r.use('/web/import/archive', archiveUpload(ctx));
@@ -68,7 +68,7 @@ function signedInRoutes(r: Router, ctx: ApiContext): void {
   r.use(
     subscriptionRoutes(ctx),
     duplicateRoutes(ctx),
-    accountRoutes(ctx),
+    accountRoutes(ctx, limits),
     startOverRoutes(ctx),
     movingRoutes(ctx),
     appRoutes(ctx),
