@@ -305,6 +305,25 @@ test('Nextcloud-mode: create and read actions without a device, with and without
   ]);
 });
 
+test("an empty device or guid is none: the action is the account's, and ?device= filters nothing", async () => {
+  const u = await t.user();
+  const r = await post(u, [
+    play('e1', 10, '2026-11-20T10:00:00', { device: '', guid: '' }),
+    play('e2', 20, '2026-11-20T10:01:00', { device: 'phone', guid: 'g2' }),
+  ]);
+  expect(r.body.skipped).toBeUndefined();
+  const all = (await get(u)).body.actions;
+  expect(all[0]).toEqual({
+    podcast: 'https://ep.example/feed.xml',
+    episode: 'https://ep.example/e1.mp3',
+    action: 'play',
+    timestamp: '2026-11-20T10:00:00',
+    position: 10,
+  });
+  expect((await get(u, '?device=')).body.actions).toEqual(all);
+  expect((await get(u, '?device=laptop')).body.actions.map((a: { position: number }) => a.position)).toEqual([10]);
+});
+
 test('deleting the subscription removes its actions; other podcasts keep theirs', async () => {
   const u = await t.user();
   await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://gone.example/feed.xml' }] });
