@@ -28,6 +28,9 @@ export type StoredAction = EpisodeAction & { changed: Date };
 /** Actions in one batch at most: clients send 30 (AntennaPod, Kasts) or 100 (gPodder). */
 export const MAX_ACTIONS = 5000;
 
+/** The most seconds a play's started, position or total can be: what the columns (integer) hold. */
+const MAX_SECONDS = 2 ** 31 - 1;
+
 /** A device or guid sent empty is none: Kasts in Nextcloud mode writes "device":"" on every action. */
 const named = (v: string | undefined): string | undefined => (v === '' ? undefined : v);
 
@@ -40,6 +43,13 @@ function checkAction(a: EpisodeAction): repo.ActionWrite | string {
   const device = named(a.device);
   if (device !== undefined && !DEVICE_ID.test(device)) return 'device: 1-64 characters of A-Z a-z 0-9 . _ -';
   const play = a.action === 'play';
+  // Refused here, not by the statement: a value the columns cannot hold would fail the whole batch.
+  for (const k of ['position', 'started', 'total'] as const) {
+    const v = a[k];
+    if (play && v !== undefined && !(Number.isInteger(v) && v >= 0 && v <= MAX_SECONDS)) {
+      return `${k}: whole seconds, 0 to ${MAX_SECONDS}`;
+    }
+  }
   return {
     podcastUrl: podcast.feedUrl,
     podcastHash: urlHash(podcast.key),

@@ -335,6 +335,8 @@ describe('bad records', () => {
       { ...ok, temporary_id: 'bad-time', playback_position: { value: 1, timestamp: 'yesterday' } },
       { ...ok, temporary_id: 'bad-sync', sync_id: 'not-a-uuid' },
       { ...ok, temporary_id: 'bad-feed', podcast_url: 'ftp://bad.example/feed.xml' },
+      { ...ok, temporary_id: 'huge', playback_position: { value: 2 ** 31, timestamp: '2026-11-20T10:00:00Z' } },
+      { ...ok, temporary_id: 'year-0', playback_position: { value: 1, timestamp: '0000-06-01T00:00:00Z' } },
       { ...ok, temporary_id: 'fine' },
     ]);
     expect(r.status).toBe(200);
@@ -359,6 +361,16 @@ describe('bad records', () => {
         message: 'Invalid sync_id: not a UUID',
       },
       { temporary_id: 'bad-feed', enclosure_url: ok.enclosure_url, message: expect.stringMatching(/^podcast: /) },
+      {
+        temporary_id: 'huge',
+        enclosure_url: ok.enclosure_url,
+        message: expect.stringMatching(/^position: whole seconds, 0 to 2147483647/),
+      },
+      {
+        temporary_id: 'year-0',
+        enclosure_url: ok.enclosure_url,
+        message: expect.stringMatching(/playback_position.timestamp/),
+      },
     ]);
     expect((await episodesOf(u)).body.total).toBe(1);
   });

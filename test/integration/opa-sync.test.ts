@@ -634,6 +634,13 @@ describe('episode actions', () => {
     expect((await as(t, u).get('/v1/episodes')).body.episodes[0].played_status.value).toBe(false);
     const [bad] = await sync(u, [episode('position', '2026-07-11T13:00:00Z', { position: -1 })]);
     expect(bad).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^Invalid data.position/) });
+    // A time outside years 1 to 9999 (what the store holds): this action is rejected, the batch goes on.
+    const [year0, fine] = await sync(u, [
+      episode('position', '0000-07-11T13:00:00Z', { position: 41 }),
+      episode('position', '2026-07-11T13:00:01Z', { position: 42 }),
+    ]);
+    expect(year0).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^Invalid occurred_at/) });
+    expect(fine!.status).toBe('applied');
   });
 
   test("GET /api/v1/sync lists episodes changed through any door, in stamp order, but the client's own", async () => {
