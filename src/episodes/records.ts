@@ -90,7 +90,10 @@ async function podcastOf(
   return new Refusal('Unknown podcast_guid: no subscription of this user has it');
 }
 
-/** The actions that say what a record says: each piece of state at its own time. */
+/**
+ * The actions that say what a record says: each piece of state at its own time. `length`: the episode's
+ * in seconds (its state's: the latest play's total, else the feed's duration), null when unknown.
+ */
 export function actionsOf(
   w: RecordWrite,
   podcast: string,
@@ -221,11 +224,19 @@ export async function save(
   const writes = sent.map((w) => (isRefusal(w) ? {} : w));
   const named = await resolveEpisodes(db, userId, sent);
   const outcomes = named.map(outcomeOf);
+  // The length a play is written with is the state's (an app's total counts when the feed gives none), so
+  // AntennaPod can read the play, and it ends where an app's player ends.
+  const states = await readStates(
+    db,
+    userId,
+    named.flatMap((e) => (isRefusal(e) ? [] : [e.syncId])),
+  );
   const batch: { action: episodes.EpisodeAction; record: number }[] = [];
   writes.forEach((w, i) => {
     const e = named[i]!;
     if (isRefusal(e)) return;
-    for (const action of actionsOf(w, e.podcastUrl, e.enclosureUrl, e.episodeGuid, e.duration)) {
+    const length = states.get(e.syncId)?.length ?? e.duration;
+    for (const action of actionsOf(w, e.podcastUrl, e.enclosureUrl, e.episodeGuid, length)) {
       batch.push({ action, record: i });
     }
   });
