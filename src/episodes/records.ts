@@ -118,7 +118,10 @@ export function actionsOf(
   // Played is a play to the end (as AntennaPod uploads it), so a position no later than it is the end too.
   const playedAt = w.played?.value ? w.played.at : undefined;
   if (w.position && (playedAt === undefined || w.position.at > playedAt)) {
-    out.push(action('play', w.position.at, { position: w.position.value, ...(length !== null && { total: length }) }));
+    // Started where it stopped (no listening is made up for the statistics), and the length when known:
+    // AntennaPod takes a play's position only with started, position and total all given.
+    const p = w.position.value;
+    out.push(action('play', w.position.at, { started: p, position: p, ...(length !== null && { total: length }) }));
   }
   if (playedAt) {
     const end = length ?? Math.max(1, w.position?.value ?? 0);

@@ -252,6 +252,8 @@ describe('one store with the gpodder and Nextcloud apps', () => {
     ]);
     expect(posted.body.failure).toEqual([]);
     // (gpodder's since is whole seconds and includes its second: the app's own upload may come again.)
+    // A play AntennaPod reads: it keeps a position only with started, position and total (total: what
+    // the app's play said, the feed being unknown); started = position, so no listening is made up.
     const later = (await as(t, u).get(`/api/2/episodes/${u.name}.json?since=${since}`)).body.actions;
     expect(later).toContainEqual({
       podcast: 'https://both.example/feed.xml',
@@ -259,6 +261,7 @@ describe('one store with the gpodder and Nextcloud apps', () => {
       guid: 'both-1',
       action: 'play',
       timestamp: '2026-11-21T08:00:00',
+      started: 300,
       position: 300,
       total: 600,
     });
@@ -289,7 +292,7 @@ describe('one store with the gpodder and Nextcloud apps', () => {
     await as(t, u).post('/v1/episodes', [
       { ...record, playback_position: { value: 900, timestamp: '2026-11-20T12:00:00Z' } },
     ]);
-    expect(await latestPlay()).toMatchObject({ position: 900, total: 1800 });
+    expect(await latestPlay()).toMatchObject({ started: 900, position: 900, total: 1800 });
     expect((await episodesOf(u)).body.episodes[0]).toMatchObject({
       playback_position: { value: 900 },
       played_status: { value: false },
@@ -310,6 +313,7 @@ describe('one store with the gpodder and Nextcloud apps', () => {
       episode: 'https://length.example/2.mp3',
       action: 'play',
       timestamp: '2026-11-20T12:00:00',
+      started: 60,
       position: 60,
     });
   });

@@ -633,7 +633,7 @@ describe('episode actions', () => {
     expect((await gpodderActions(u)).at(-1)).toMatchObject({ started: 1800, position: 1800, total: 1800 });
     const [position] = await sync(u, [episode('position', '2026-07-11T12:00:00Z', { position: 700 })]);
     expect(position!.status).toBe('applied');
-    expect((await gpodderActions(u)).at(-1)).toMatchObject({ position: 700, total: 1800 });
+    expect((await gpodderActions(u)).at(-1)).toMatchObject({ started: 700, position: 700, total: 1800 });
   });
 
   test('played and unplayed show in /v1/episodes; create of a known episode is ignored', async () => {
