@@ -3,9 +3,10 @@ const ISO =
 
 /**
  * Parses an ISO 8601 date-time with `Z` or an offset, seconds optional and any fraction, to whole
- * milliseconds (the precision stamps are stored at, so "strictly later" stays exact). A space where the offset sign
- * stands is read as `+`: an unencoded `+` in a query string arrives as a space. With no zone at all it is
- * refused, or read as UTC with `zonelessIsUtc` (gpodder.net's episode actions have no zone).
+ * milliseconds (the precision stamps are stored at, so "strictly later" stays exact); a time outside the
+ * years 1 to 9999 in UTC is refused. A space where the offset sign stands is read as `+`: an unencoded `+`
+ * in a query string arrives as a space. With no zone at all it is refused, or read as UTC with
+ * `zonelessIsUtc` (gpodder.net's episode actions have no zone).
  */
 export function parseTimestamp(value: string, { zonelessIsUtc = false } = {}): Date | undefined {
   const m = ISO.exec(value);
@@ -26,7 +27,10 @@ export function parseTimestamp(value: string, { zonelessIsUtc = false } = {}): D
   const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
   date.setUTCFullYear(year); // Date.UTC reads years below 100 as 19xx
   if (sign) date.setTime(date.getTime() - (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  // Years 1 to 9999 once the offset is applied: what PostgreSQL's timestamptz, ISO 8601 without a sign and
+  // the gpodder timestamps out hold. A time beyond them, stored, would fail the whole statement.
+  const utcYear = date.getUTCFullYear();
+  return utcYear >= 1 && utcYear <= 9999 ? date : undefined;
 }
 
 /** UTC ISO 8601 with milliseconds: 2026-11-22T10:15:30.123Z. */

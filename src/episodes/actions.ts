@@ -28,26 +28,40 @@ export type StoredAction = EpisodeAction & { changed: Date };
 /** Actions in one batch at most: clients send 30 (AntennaPod, Kasts) or 100 (gPodder). */
 export const MAX_ACTIONS = 5000;
 
+/** The most seconds a play's started, position or total can be: what the columns (integer) hold. */
+const MAX_SECONDS = 2 ** 31 - 1;
+
+/** A device or guid sent empty is none: Kasts in Nextcloud mode writes "device":"" on every action. */
+const named = (v: string | undefined): string | undefined => (v === '' ? undefined : v);
+
 /** One action as it is stored, or why it is refused. */
 function checkAction(a: EpisodeAction): repo.ActionWrite | string {
   const podcast = checkFeedUrl(a.podcastUrl);
   if (!podcast.ok) return `podcast: ${podcast.problem}`;
   if (a.episodeUrl === '' || a.episodeUrl.length > 4096) return 'episode: a URL of 1-4096 characters';
   if (a.action === 'play' && a.position === undefined) return 'position: required for play';
-  if (a.device !== undefined && !DEVICE_ID.test(a.device)) return 'device: 1-64 characters of A-Z a-z 0-9 . _ -';
+  const device = named(a.device);
+  if (device !== undefined && !DEVICE_ID.test(device)) return 'device: 1-64 characters of A-Z a-z 0-9 . _ -';
   const play = a.action === 'play';
+  // Refused here, not by the statement: a value the columns cannot hold would fail the whole batch.
+  for (const k of ['position', 'started', 'total'] as const) {
+    const v = a[k];
+    if (play && v !== undefined && !(Number.isInteger(v) && v >= 0 && v <= MAX_SECONDS)) {
+      return `${k}: whole seconds, 0 to ${MAX_SECONDS}`;
+    }
+  }
   return {
     podcastUrl: podcast.feedUrl,
     podcastHash: urlHash(podcast.key),
     episodeUrl: a.episodeUrl,
     episodeHash: urlHash(a.episodeUrl),
-    guid: a.guid ?? null,
+    guid: named(a.guid) ?? null,
     action: a.action,
     at: a.at,
     started: play ? (a.started ?? null) : null,
     position: play ? (a.position ?? null) : null,
     total: play ? (a.total ?? null) : null,
-    device: a.device ?? null,
+    device: device ?? null,
   };
 }
 
@@ -109,7 +123,7 @@ export async function* since(
   userId: number,
   q: { since?: Date | undefined; podcast?: string | undefined; device?: string | undefined; aggregated?: boolean },
 ): AsyncGenerator<string, Date, undefined> {
-  const filter: repo.ActionFilter = { device: q.device };
+  const filter: repo.ActionFilter = { device: named(q.device) };
   if (q.podcast !== undefined) {
     const podcast = checkFeedUrl(q.podcast);
     if (!podcast.ok) throw new InvalidInput(`Invalid podcast: ${podcast.problem}`);

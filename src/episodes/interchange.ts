@@ -41,7 +41,11 @@ export function parseInterchangeAction(raw: unknown, received: Date): EpisodeAct
   }
   const stamp = str('timestamp', false);
   const at = stamp === undefined || stamp === '' ? received : parseTimestamp(stamp, { zonelessIsUtc: true });
-  if (!at) problems.push('timestamp: YYYY-MM-DDTHH:MM:SS, optionally with a fraction and Z or an offset');
+  if (!at) {
+    problems.push(
+      'timestamp: YYYY-MM-DDTHH:MM:SS in the years 1 to 9999, optionally with a fraction and Z or an offset',
+    );
+  }
   const out = { podcastUrl, episodeUrl, guid, action, at, device } as EpisodeAction;
   if (action === 'play') {
     out.position = seconds(a.position);

@@ -90,7 +90,10 @@ async function podcastOf(
   return new Refusal('Unknown podcast_guid: no subscription of this user has it');
 }
 
-/** The actions that say what a record says: each piece of state at its own time. */
+/**
+ * The actions that say what a record says: each piece of state at its own time. `length`: the episode's
+ * in seconds (its state's: the latest play's total, else the feed's duration), null when unknown.
+ */
 export function actionsOf(
   w: RecordWrite,
   podcast: string,
@@ -115,7 +118,10 @@ export function actionsOf(
   // Played is a play to the end (as AntennaPod uploads it), so a position no later than it is the end too.
   const playedAt = w.played?.value ? w.played.at : undefined;
   if (w.position && (playedAt === undefined || w.position.at > playedAt)) {
-    out.push(action('play', w.position.at, { position: w.position.value, ...(length !== null && { total: length }) }));
+    // Started where it stopped (no listening is made up for the statistics), and the length when known:
+    // AntennaPod takes a play's position only with started, position and total all given.
+    const p = w.position.value;
+    out.push(action('play', w.position.at, { started: p, position: p, ...(length !== null && { total: length }) }));
   }
   if (playedAt) {
     const end = length ?? Math.max(1, w.position?.value ?? 0);
@@ -221,11 +227,19 @@ export async function save(
   const writes = sent.map((w) => (isRefusal(w) ? {} : w));
   const named = await resolveEpisodes(db, userId, sent);
   const outcomes = named.map(outcomeOf);
+  // The length a play is written with is the state's (an app's total counts when the feed gives none), so
+  // AntennaPod can read the play, and it ends where an app's player ends.
+  const states = await readStates(
+    db,
+    userId,
+    named.flatMap((e) => (isRefusal(e) ? [] : [e.syncId])),
+  );
   const batch: { action: episodes.EpisodeAction; record: number }[] = [];
   writes.forEach((w, i) => {
     const e = named[i]!;
     if (isRefusal(e)) return;
-    for (const action of actionsOf(w, e.podcastUrl, e.enclosureUrl, e.episodeGuid, e.duration)) {
+    const length = states.get(e.syncId)?.length ?? e.duration;
+    for (const action of actionsOf(w, e.podcastUrl, e.enclosureUrl, e.episodeGuid, length)) {
       batch.push({ action, record: i });
     }
   });

@@ -181,3 +181,42 @@ test('Kasts episode sync: a first sync with aggregated=true, then since = timest
   }
   expect(requests).toBeLessThanOrEqual(2);
 });
+
+test('Kasts in Nextcloud mode: every action says "device":"" (and may say "guid":""); each is stored as the account’s and read back', async () => {
+  const u = await t.user();
+  const kasts = (r: request.Test) =>
+    r.set('Authorization', u.basic).set('User-Agent', 'Kasts/24.12').set('Content-Type', 'application/json');
+  // Kasts always writes the device, and in Nextcloud mode it never has one; QJsonDocument writes the keys
+  // sorted, compact. Skipping such an action would lose it: Kasts clears its queue on a 200.
+  const body =
+    '[{"action":"play","device":"","episode":"https://replay.example/kasts/1.mp3","guid":"kasts-1",' +
+    '"podcast":"https://replay.example/kasts.xml","position":600,"started":0,"timestamp":"2026-11-20T10:00:00",' +
+    '"total":1800},' +
+    '{"action":"download","device":"","episode":"https://replay.example/kasts/2.mp3","guid":"",' +
+    '"podcast":"https://replay.example/kasts.xml","timestamp":"2026-11-20T10:05:00"}]';
+  const up = await kasts(request(t.app).post('/index.php/apps/gpoddersync/episode_action/create')).send(body);
+  expect(up.status).toBe(200);
+  expect(up.body).toEqual({ timestamp: expect.any(Number) });
+  const read = await kasts(request(t.app).get('/index.php/apps/gpoddersync/episode_action?since=0'));
+  expect(read.body.actions).toEqual([
+    {
+      podcast: 'https://replay.example/kasts.xml',
+      episode: 'https://replay.example/kasts/1.mp3',
+      guid: 'kasts-1',
+      action: 'play',
+      timestamp: '2026-11-20T10:00:00',
+      started: 0,
+      position: 600,
+      total: 1800,
+    },
+    {
+      podcast: 'https://replay.example/kasts.xml',
+      episode: 'https://replay.example/kasts/2.mp3',
+      action: 'download',
+      timestamp: '2026-11-20T10:05:00',
+    },
+  ]);
+  // Every device of the account reads them, as any action that names no device.
+  const phone = await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0&device=phone`);
+  expect(phone.body.actions).toHaveLength(2);
+});

@@ -80,6 +80,12 @@ test('one bad action never blocks the rest: 200, the good ones stored, the bad o
     [{ ...good(0), podcast: 'feed.xml' }, /^podcast: No protocol present/],
     [{ ...good(0), episode: undefined }, /^episode is required/],
     [{ ...good(0), device: 'bad id' }, /^device/],
+    // What the columns cannot hold (whole seconds to 2^31 - 1, years 1 to 9999) is this action's problem only.
+    [{ ...good(0), position: 2 ** 31 }, /^position: whole seconds, 0 to 2147483647/],
+    [{ ...good(0), started: 1e20 }, /^started: whole seconds/],
+    [{ ...good(0), total: 2 ** 31 }, /^total: whole seconds/],
+    [{ ...good(0), timestamp: '0000-12-31T10:00:00' }, /^timestamp: .*years 1 to 9999/],
+    [{ ...good(0), timestamp: '9999-12-31T23:00:00-05:00' }, /^timestamp: .*years 1 to 9999/],
     ['not an object', /^not an object/],
   ] as const;
   for (const [k, [bad, why]] of cases.entries()) {
@@ -134,9 +140,16 @@ test('the Nextcloud route takes the same batches: a bad action skipped, the rest
   const r = await as(t, u).post('/index.php/apps/gpoddersync/episode_action/create', [
     { ...play('nc1', 10, '2026-11-22T10:00:00+00:00'), action: 'PLAY' },
     { ...play('nc2', 10, '2026-11-22T10:00:00'), action: 'skip' },
+    play('nc3', 2 ** 31, '2026-11-22T10:00:00'),
   ]);
   expect(r.status).toBe(200);
-  expect(r.body).toEqual({ timestamp: expect.any(Number), skipped: [{ index: 1, reason: expect.any(String) }] });
+  expect(r.body).toEqual({
+    timestamp: expect.any(Number),
+    skipped: [
+      { index: 1, reason: expect.any(String) },
+      { index: 2, reason: expect.stringMatching(/^position: whole seconds/) },
+    ],
+  });
   const back = await as(t, u).get('/index.php/apps/gpoddersync/episode_action?since=0');
   expect(back.body.actions.map((a: { episode: string }) => a.episode)).toEqual(['https://ep.example/nc1.mp3']);
 });
@@ -303,6 +316,25 @@ test('Nextcloud-mode: create and read actions without a device, with and without
       total: 120,
     },
   ]);
+});
+
+test("an empty device or guid is none: the action is the account's, and ?device= filters nothing", async () => {
+  const u = await t.user();
+  const r = await post(u, [
+    play('e1', 10, '2026-11-20T10:00:00', { device: '', guid: '' }),
+    play('e2', 20, '2026-11-20T10:01:00', { device: 'phone', guid: 'g2' }),
+  ]);
+  expect(r.body.skipped).toBeUndefined();
+  const all = (await get(u)).body.actions;
+  expect(all[0]).toEqual({
+    podcast: 'https://ep.example/feed.xml',
+    episode: 'https://ep.example/e1.mp3',
+    action: 'play',
+    timestamp: '2026-11-20T10:00:00',
+    position: 10,
+  });
+  expect((await get(u, '?device=')).body.actions).toEqual(all);
+  expect((await get(u, '?device=laptop')).body.actions.map((a: { position: number }) => a.position)).toEqual([10]);
 });
 
 test('deleting the subscription removes its actions; other podcasts keep theirs', async () => {

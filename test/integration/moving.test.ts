@@ -742,6 +742,25 @@ describe('the archive', () => {
     expect(restored.find((s) => s.guid === renamed.guid)!.earlier_guids).toEqual([earlier]);
   });
 
+  test('an action the store cannot hold is refused and named; the rest are stored, and again the same', async () => {
+    const source = await userWithHistory(remote);
+    const archive = await exportArchive(remote.db, source.id, source.name);
+    const [first] = archive.episode_actions;
+    // Between the two good actions: one a broken export could hold (a position past what the store keeps).
+    archive.episode_actions.splice(1, 0, { ...first, episode: 'https://moved.example/huge.mp3', position: 2 ** 31 });
+    const u = await local.user('oversized');
+    const document = JSON.stringify(archive);
+    for (const run of ['first', 'again']) {
+      const summary = await importInto(u, { source: 'archive', document });
+      expect(summary.actions).toMatchObject({
+        total: 3,
+        added: run === 'first' ? 2 : 0,
+        refused: [{ item: 'action 1', reason: expect.stringMatching(/^position: whole seconds/) }],
+      });
+    }
+    expect(await count(local, 'episode_actions', u.id)).toBe(2);
+  });
+
   test('a dry run of an archive changes nothing', async () => {
     const source = await userWithHistory(remote);
     const document = JSON.stringify(await exportArchive(remote.db, source.id, source.name));

@@ -252,6 +252,8 @@ describe('one store with the gpodder and Nextcloud apps', () => {
     ]);
     expect(posted.body.failure).toEqual([]);
     // (gpodder's since is whole seconds and includes its second: the app's own upload may come again.)
+    // A play AntennaPod reads: it keeps a position only with started, position and total (total: what
+    // the app's play said, the feed being unknown); started = position, so no listening is made up.
     const later = (await as(t, u).get(`/api/2/episodes/${u.name}.json?since=${since}`)).body.actions;
     expect(later).toContainEqual({
       podcast: 'https://both.example/feed.xml',
@@ -259,10 +261,61 @@ describe('one store with the gpodder and Nextcloud apps', () => {
       guid: 'both-1',
       action: 'play',
       timestamp: '2026-11-21T08:00:00',
+      started: 300,
       position: 300,
+      total: 600,
     });
     const nextcloud = await as(t, u).get(`/index.php/apps/gpoddersync/episode_action?since=${since}`);
     expect(nextcloud.body.actions.map((a: { position: number }) => a.position)).toContain(300);
+  });
+
+  test("without the feed's duration, played and a position are plays to the length an app's play said", async () => {
+    const u = await t.user();
+    const base = { podcast: 'https://length.example/feed.xml', episode: 'https://length.example/1.mp3' };
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      { ...base, action: 'play', timestamp: '2026-11-20T10:00:00', started: 0, position: 600, total: 1800 },
+    ]);
+    const record = { podcast_url: base.podcast, enclosure_url: base.episode };
+    await as(t, u).post('/v1/episodes', [
+      { ...record, played_status: { value: true, timestamp: '2026-11-20T11:00:00Z' } },
+    ]);
+    const latestPlay = async () =>
+      ((await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions as { action: string }[])
+        .filter((a) => a.action === 'play')
+        .at(-1);
+    // AntennaPod marks an episode played when a play's position is near the end of its own media.
+    expect(await latestPlay()).toMatchObject({ started: 1800, position: 1800, total: 1800 });
+    expect((await episodesOf(u)).body.episodes[0]).toMatchObject({
+      playback_position: { value: 1800 },
+      played_status: { value: true, timestamp: '2026-11-20T11:00:00.000Z' },
+    });
+    await as(t, u).post('/v1/episodes', [
+      { ...record, playback_position: { value: 900, timestamp: '2026-11-20T12:00:00Z' } },
+    ]);
+    expect(await latestPlay()).toMatchObject({ started: 900, position: 900, total: 1800 });
+    expect((await episodesOf(u)).body.episodes[0]).toMatchObject({
+      playback_position: { value: 900 },
+      played_status: { value: false },
+    });
+    // With no length known at all, a position is still where playback stopped, from there.
+    await as(t, u).post('/v1/episodes', [
+      {
+        ...record,
+        enclosure_url: 'https://length.example/2.mp3',
+        playback_position: { value: 60, timestamp: '2026-11-20T12:00:00Z' },
+      },
+    ]);
+    const [other] = (await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0`)).body.actions.filter(
+      (a: { episode: string }) => a.episode === 'https://length.example/2.mp3',
+    );
+    expect(other).toEqual({
+      podcast: base.podcast,
+      episode: 'https://length.example/2.mp3',
+      action: 'play',
+      timestamp: '2026-11-20T12:00:00',
+      started: 60,
+      position: 60,
+    });
   });
 
   test('marked unplayed is a "new"; played again, not new', async () => {
@@ -335,6 +388,8 @@ describe('bad records', () => {
       { ...ok, temporary_id: 'bad-time', playback_position: { value: 1, timestamp: 'yesterday' } },
       { ...ok, temporary_id: 'bad-sync', sync_id: 'not-a-uuid' },
       { ...ok, temporary_id: 'bad-feed', podcast_url: 'ftp://bad.example/feed.xml' },
+      { ...ok, temporary_id: 'huge', playback_position: { value: 2 ** 31, timestamp: '2026-11-20T10:00:00Z' } },
+      { ...ok, temporary_id: 'year-0', playback_position: { value: 1, timestamp: '0000-06-01T00:00:00Z' } },
       { ...ok, temporary_id: 'fine' },
     ]);
     expect(r.status).toBe(200);
@@ -359,6 +414,16 @@ describe('bad records', () => {
         message: 'Invalid sync_id: not a UUID',
       },
       { temporary_id: 'bad-feed', enclosure_url: ok.enclosure_url, message: expect.stringMatching(/^podcast: /) },
+      {
+        temporary_id: 'huge',
+        enclosure_url: ok.enclosure_url,
+        message: expect.stringMatching(/^position: whole seconds, 0 to 2147483647/),
+      },
+      {
+        temporary_id: 'year-0',
+        enclosure_url: ok.enclosure_url,
+        message: expect.stringMatching(/playback_position.timestamp/),
+      },
     ]);
     expect((await episodesOf(u)).body.total).toBe(1);
   });

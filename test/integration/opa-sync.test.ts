@@ -614,6 +614,28 @@ describe('episode actions', () => {
     expect(v1.playback_position).toEqual({ value: 400, timestamp: '2026-07-11T11:00:01.000Z' });
   });
 
+  test("played is a gpodder play to the length an app's play said, when the feed gives none", async () => {
+    const u = await t.user();
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      {
+        podcast,
+        episode: 'https://ep.example/1.mp3',
+        action: 'play',
+        timestamp: '2026-07-11T10:00:00',
+        started: 0,
+        position: 600,
+        total: 1800,
+        device: 'antennapod',
+      },
+    ]);
+    const [played] = await sync(u, [episode('played', '2026-07-11T11:00:00Z')]);
+    expect(played!.status).toBe('applied');
+    expect((await gpodderActions(u)).at(-1)).toMatchObject({ started: 1800, position: 1800, total: 1800 });
+    const [position] = await sync(u, [episode('position', '2026-07-11T12:00:00Z', { position: 700 })]);
+    expect(position!.status).toBe('applied');
+    expect((await gpodderActions(u)).at(-1)).toMatchObject({ started: 700, position: 700, total: 1800 });
+  });
+
   test('played and unplayed show in /v1/episodes; create of a known episode is ignored', async () => {
     const u = await t.user();
     await sync(u, [sub(podcast, '2026-07-11T09:00:00Z')]);
@@ -634,6 +656,13 @@ describe('episode actions', () => {
     expect((await as(t, u).get('/v1/episodes')).body.episodes[0].played_status.value).toBe(false);
     const [bad] = await sync(u, [episode('position', '2026-07-11T13:00:00Z', { position: -1 })]);
     expect(bad).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^Invalid data.position/) });
+    // A time outside years 1 to 9999 (what the store holds): this action is rejected, the batch goes on.
+    const [year0, fine] = await sync(u, [
+      episode('position', '0000-07-11T13:00:00Z', { position: 41 }),
+      episode('position', '2026-07-11T13:00:01Z', { position: 42 }),
+    ]);
+    expect(year0).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^Invalid occurred_at/) });
+    expect(fine!.status).toBe('applied');
   });
 
   test("GET /api/v1/sync lists episodes changed through any door, in stamp order, but the client's own", async () => {

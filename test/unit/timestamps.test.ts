@@ -14,6 +14,9 @@ describe('timestamp parsing', () => {
     ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'],
     ['0050-01-01T00:00:00Z', '0050-01-01T00:00:00.000Z'],
     ['2026-11-22T10:15Z', '2026-11-22T10:15:00.000Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+    ['0001-01-01T01:00:00+01:00', '0001-01-01T00:00:00.000Z'],
   ])('%s is %s', (input, expected) => {
     expect(parseTimestamp(input)?.toISOString()).toBe(expected);
   });
@@ -31,6 +34,10 @@ describe('timestamp parsing', () => {
     '2026-11-22T10:15:30+25:00',
     '1700000000',
     '',
+    // Years 1 to 9999, after the offset: what PostgreSQL's timestamptz and the gpodder timestamps hold.
+    '0000-01-01T00:00:00Z',
+    '0001-01-01T00:30:00+01:00',
+    '9999-12-31T23:00:00-05:00',
   ])('%s is rejected', (input) => {
     expect(parseTimestamp(input)).toBeUndefined();
   });
