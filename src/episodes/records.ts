@@ -119,9 +119,12 @@ export function actionsOf(
   const playedAt = w.played?.value ? w.played.at : undefined;
   if (w.position && (playedAt === undefined || w.position.at > playedAt)) {
     // Started where it stopped (no listening is made up for the statistics), and the length when known:
-    // AntennaPod takes a play's position only with started, position and total all given.
+    // AntennaPod takes a play's position only with started, position and total all given. A length
+    // shorter than the position is not the episode's (a played mark with no length known wrote one of the
+    // position it had, or 1 s): with it, the position would read as played.
     const p = w.position.value;
-    out.push(action('play', w.position.at, { started: p, position: p, ...(length !== null && { total: length }) }));
+    const total = length !== null && length >= p ? { total: length } : {};
+    out.push(action('play', w.position.at, { started: p, position: p, ...total }));
   }
   if (playedAt) {
     const end = length ?? Math.max(1, w.position?.value ?? 0);

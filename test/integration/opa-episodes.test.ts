@@ -316,6 +316,18 @@ describe('one store with the gpodder and Nextcloud apps', () => {
       started: 60,
       position: 60,
     });
+    // Played with no length known is a play of 1 s; listening again from 600 s is not played for that.
+    const third = { ...record, enclosure_url: 'https://length.example/3.mp3' };
+    await as(t, u).post('/v1/episodes', [
+      { ...third, played_status: { value: true, timestamp: '2026-11-20T13:00:00Z' } },
+    ]);
+    await as(t, u).post('/v1/episodes', [
+      { ...third, playback_position: { value: 600, timestamp: '2026-11-20T14:00:00Z' } },
+    ]);
+    const again = ((await episodesOf(u)).body.episodes as { enclosure_url: string }[]).find(
+      (e) => e.enclosure_url === third.enclosure_url,
+    );
+    expect(again).toMatchObject({ playback_position: { value: 600 }, played_status: { value: false } });
   });
 
   test('marked unplayed is a "new"; played again, not new', async () => {
