@@ -43,16 +43,23 @@ function outcomeOf(d: repo.DeliveryRow, answer: Answer | Error): Outcome {
   return { status: 'pending', error, nextSeconds: retryInSeconds(d.attempts + 1) };
 }
 
-/** Sends the message on the delivery's channel; undefined when the channel is no more. */
-async function sendOn(tx: Tx, d: repo.DeliveryRow, m: Message, s: DeliverySettings): Promise<Answer | undefined> {
+type Send = (m: Message) => Promise<Answer>;
+
+/**
+ * How to send on the delivery's channel, read from the database first (so that only the sending itself can
+ * fail below); undefined when the channel is no more.
+ */
+async function channelOf(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings): Promise<Send | undefined> {
   if (d.channel === 'hook') {
     const hook = await repo.settings(tx, d.user_id);
     if (!hook.enabled || hook.hook_url === null) return undefined;
-    return sendToHook({ url: hook.hook_url, kind: hook.hook_kind }, m, s);
+    const target = { url: hook.hook_url, kind: hook.hook_kind };
+    return (m) => sendToHook(target, m, s);
   }
   const browser = await pushRepo.subscription(tx, d.user_id, d.channel.slice('push:'.length));
   if (!browser) return undefined;
-  return sendToBrowser(browser, m, await vapid(tx, s.vapidSubject), s);
+  const keys = await vapid(tx, s.vapidSubject);
+  return (m) => sendToBrowser(browser, m, keys, s);
 }
 
 /** Sends one claimed delivery and settles it, in the claim's transaction. */
@@ -65,14 +72,23 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
     return;
   }
   const m = compose(`${d.batch}:${d.channel}`, events, s.publicUrl);
-  let answer: Answer | Error | undefined;
+  const send = await channelOf(tx, d, s);
+  if (!send) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
+  let answer: Answer | Error;
   try {
-    answer = await sendOn(tx, d, m, s);
+    answer = await send(m);
   } catch (err) {
-    if (!(err instanceof FetchFailed)) throw err;
+    if (!(err instanceof FetchFailed)) {
+      // Not the network's doing: the channel cannot be sent to (a browser key that is no P-256 point, an
+      // ntfy topic that does not decode, a VAPID subject web-push refuses), and no later attempt would fare
+      // better. Thrown on, it would roll back and stay the first due, stopping everyone's deliveries.
+      // Only the message is logged: an error's other fields may hold the URL, and an ntfy topic's auth.
+      const error = err instanceof Error ? err.message : String(err);
+      log.warn({ userId: d.user_id, channel: d.channel, error }, 'notification cannot be sent');
+      return repo.settle(tx, d, { status: 'failed', error });
+    }
     answer = err;
   }
-  if (answer === undefined) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
   const outcome = outcomeOf(d, answer);
   if (outcome.status === 'gone') await pushRepo.removeSubscription(tx, d.user_id, { id: d.channel.slice(5) });
   if (outcome.status !== 'sent')

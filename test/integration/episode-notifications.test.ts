@@ -8,6 +8,7 @@ import * as notifications from '../../src/notifications/service';
 import { InvalidInput } from '../../src/errors';
 import { as, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
+import { capturedLogger } from '../helpers/logs';
 
 // New-episode notifications end to end on loopback: a feed gains an item, the fetcher notes the event
 // in its transaction, the delivery job POSTs it to a person's webhook (docs/notifications.md).
@@ -206,6 +207,35 @@ test(
     expect(hook.got).toHaveLength(1);
     const statuses = (await deliveries(u)).map((d) => d.status).sort();
     expect(statuses).toEqual(['dropped', 'sent']);
+  }),
+);
+
+test(
+  "a delivery that cannot be sent (a stored ntfy URL that does not decode) fails, and everyone else's go on",
+  withHook(async (hook) => {
+    const { u: broken } = await subscribed('undecodable', [item('u0', 3600)], hook.url);
+    const other = await t.user('undecodable-neighbour');
+    await as(t, other).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feeds/undecodable') }] });
+    await notifications.setNotificationSettings(t.db, other.id, { url: hook.url }, fetcherSettings(t.config).policy);
+    // As saved before such a topic was refused: with a secret in it, which the log must not show.
+    const url = `${hook.url.replace('/hook', '')}/topic%E0%A4%A?auth=s3cret`;
+    await t.db.query("UPDATE notification_settings SET hook_url = $2, hook_kind = 'ntfy' WHERE user_id = $1", [
+      broken.id,
+      url,
+    ]);
+    feeds.get('undecodable')!.push(item('u1'));
+    await fetchAll();
+    const { logger: captured, raw } = capturedLogger();
+    expect(await notifications.deliverDue({ db: t.db, logger: captured }, settings())).toBe(2);
+    expect(hook.got).toHaveLength(1);
+    expect(await deliveries(other)).toEqual([{ status: 'sent', attempts: 1 }]);
+    const failed = await t.db.query(
+      'SELECT status, attempts, last_error FROM notification_deliveries WHERE user_id = $1',
+      [broken.id],
+    );
+    expect(failed.rows).toEqual([{ status: 'failed', attempts: 1, last_error: 'URI malformed' }]);
+    expect(raw.some((l) => l.includes('notification cannot be sent'))).toBe(true);
+    expect(raw.join('\n')).not.toContain('s3cret');
   }),
 );
 
