@@ -233,7 +233,9 @@ test(
       'SELECT status, attempts, last_error FROM notification_deliveries WHERE user_id = $1',
       [broken.id],
     );
-    expect(failed.rows).toEqual([{ status: 'failed', attempts: 1, last_error: 'URI malformed' }]);
+    expect(failed.rows).toEqual([
+      { status: 'failed', attempts: 1, last_error: expect.stringMatching(/ntfy topic .* not percent-encoded/) },
+    ]);
     expect(raw.some((l) => l.includes('notification cannot be sent'))).toBe(true);
     expect(raw.join('\n')).not.toContain('s3cret');
   }),
@@ -329,6 +331,22 @@ test('the settings over /v1/account/settings: read, changed, a private URL refus
   expect(Object.keys(doc.body.paths)).toEqual(
     expect.arrayContaining(['/v1/account/settings', '/v1/account/notifications/test']),
   );
+});
+
+test('an ntfy URL whose topic does not decode is refused when saved, also when the kind becomes ntfy', async () => {
+  const api = as(t, await t.user('ntfy-escape'));
+  const url = 'https://ntfy.example/topic%E0%A4%A';
+  const refused = await api.patch('/v1/account/settings', { notifications: { url, kind: 'ntfy' } });
+  expect(refused.status).toBe(405);
+  expect(refused.body.message).toMatch(/ntfy topic .* not percent-encoded UTF-8/);
+  // As a webhook the same URL is sent as it is, and taken; as an ntfy topic it is not.
+  expect((await api.patch('/v1/account/settings', { notifications: { url } })).status).toBe(200);
+  expect((await api.patch('/v1/account/settings', { notifications: { kind: 'ntfy' } })).status).toBe(405);
+  expect((await api.get('/v1/account/settings')).body.notifications).toMatchObject({ url, kind: 'webhook' });
+  const fine = await api.patch('/v1/account/settings', {
+    notifications: { url: 'https://ntfy.example/caf%C3%A9', kind: 'ntfy' },
+  });
+  expect(fine.status).toBe(200);
 });
 
 test(
