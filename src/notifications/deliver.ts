@@ -28,6 +28,8 @@ export const deliverySettings = (config: Config): DeliverySettings => ({
 
 /** After this many failed attempts a delivery is given up. */
 export const MAX_ATTEMPTS = 7;
+/** A delivery whose person another worker is sending to is tried again this much later. */
+const BUSY_SECONDS = 5;
 /** After n failed attempts: 30 s × 4^(n-1) (30 s, 2 min, 8 min, … about 34 h after the first). */
 const retryInSeconds = (failures: number) => 30 * 4 ** Math.max(0, failures - 1);
 
@@ -64,7 +66,9 @@ async function channelOf(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings): Prom
 
 /** Sends one claimed delivery and settles it, in the claim's transaction. */
 async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Logger): Promise<void> {
-  await repo.lockPerson(tx, d.user_id);
+  // Not waited for: the other worker may wait NOTIFY_TIMEOUT on a slow URL, longer than a statement may
+  // run, and this job would die of it. The delivery comes back shortly instead.
+  if (!(await repo.tryLockPerson(tx, d.user_id))) return repo.postpone(tx, d, BUSY_SECONDS);
   const today = await repo.sentToday(tx, d.user_id, d.batch);
   const events = await repo.batchEvents(tx, d.user_id, d.batch);
   if ((!today.this_batch && today.others >= s.dailyLimit) || events.length === 0) {
@@ -96,7 +100,10 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
   await repo.settle(tx, d, outcome);
 }
 
-/** Delivers the due deliveries one at a time until none is due or `signal` aborts; returns how many. */
+/**
+ * Delivers the due deliveries one at a time until none is due or `signal` aborts; returns how many it took
+ * up (sent, failed, dropped, or put off while another worker sends to their person).
+ */
 export async function deliverDue(
   ctx: { db: Db; logger: Logger },
   s: DeliverySettings,

@@ -241,6 +241,40 @@ test(
   }),
 );
 
+test(
+  'a second job finds the person busy with a slow URL: it puts their delivery off a few seconds, not waiting',
+  withHook(async (hook) => {
+    const { u } = await subscribed('busy', [item('x0', 3600)], hook.url);
+    feeds.set('busy-too', [item('y0', 3600)]);
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feeds/busy-too') }] });
+    await fetchAll();
+    feeds.get('busy')!.push(item('x1'));
+    feeds.get('busy-too')!.push(item('y1'));
+    await fetchAll(); // two fetches: two messages for one person
+    const arrived = hook.holdNext();
+    const first = deliver();
+    await arrived; // the first job holds the person while their URL takes its time
+    // Waiting for the person's lock, the second job would outlast the pool's statement timeout.
+    const second = await Promise.race([deliver(), sleep(3000).then(() => 'still waiting')]);
+    hook.release(200);
+    expect(second).toBe(1);
+    expect(await first).toBe(1);
+    const putOff = await t.db.query(
+      `SELECT attempts, last_error, next_at > now() + interval '2 seconds' AS later FROM notification_deliveries
+        WHERE user_id = $1 AND status = 'pending'`,
+      [u.id],
+    );
+    expect(putOff.rows).toEqual([{ attempts: 0, last_error: null, later: true }]);
+    await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+    expect(await deliver()).toBe(1);
+    expect(hook.got).toHaveLength(2);
+    expect(await deliveries(u)).toEqual([
+      { status: 'sent', attempts: 1 },
+      { status: 'sent', attempts: 1 },
+    ]);
+  }),
+);
+
 /** The delivery job in a process of its own (the built code), to be killed. */
 function workerProcess() {
   const root = path.join(__dirname, '..', '..');
