@@ -49,13 +49,15 @@ type Send = (m: Message) => Promise<Answer>;
 
 /**
  * How to send on the delivery's channel, read from the database first (so that only the sending itself can
- * fail below); undefined when the channel is no more.
+ * fail below); undefined when the channel is no more, or the person has turned notifications off since the
+ * delivery was queued (a retry, or one queued just before).
  */
 async function channelOf(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings): Promise<Send | undefined> {
+  const settings = await repo.settings(tx, d.user_id);
+  if (!settings.enabled) return undefined;
   if (d.channel === 'hook') {
-    const hook = await repo.settings(tx, d.user_id);
-    if (!hook.enabled || hook.hook_url === null) return undefined;
-    const target = { url: hook.hook_url, kind: hook.hook_kind };
+    if (settings.hook_url === null) return undefined;
+    const target = { url: settings.hook_url, kind: settings.hook_kind };
     return (m) => sendToHook(target, m, s);
   }
   const browser = await pushRepo.subscription(tx, d.user_id, d.channel.slice('push:'.length));

@@ -27,7 +27,7 @@ const rss = () => `<?xml version="1.0"?><rss version="2.0"><channel><title>Pushe
   <image><url>https://art.example/pushed.jpg</url></image>
   ${items.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title></item>`).join('')}</channel></rss>`;
 
-type Push = { headers: http.IncomingHttpHeaders; body: Buffer };
+type Push = { url: string | undefined; headers: http.IncomingHttpHeaders; body: Buffer };
 const pushes: Push[] = [];
 let answer = 201;
 let push: http.Server;
@@ -40,7 +40,7 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      pushes.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      pushes.push({ url: req.url, headers: req.headers, body: Buffer.concat(chunks) });
       res.writeHead(answer).end();
     });
   });
@@ -263,6 +263,28 @@ test("a browser whose key is not on P-256, kept from before, fails its delivery;
   ]);
   // The browser is kept: a failed delivery is not a push service saying that it is gone.
   expect((await as(t, kept).get('/v1/account/settings')).body.notifications.browsers).toBe(1);
+});
+
+test('all notifications turned off: a push waiting for its retry is not sent, and the browser is kept', async () => {
+  answer = 503;
+  const u = await t.user('turned-off');
+  const policy = fetcherSettings(t.config).policy;
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed.url('/feed') }] });
+  const keys = { p256dh: browserKey(), auth: Buffer.alloc(16, 5).toString('base64url') };
+  await notifications.addBrowser(t.db, u.id, { endpoint: pushUrl.replace('browser-1', u.name), keys }, policy);
+  await fetchAndDeliver();
+  items.push({ guid: 'p-off', title: 'Sent while they still wanted it' });
+  await fetchAndDeliver();
+  const toThem = () => pushes.filter((p) => p.url === `/push/${u.name}`);
+  expect(toThem()).toHaveLength(1); // answered 503: to be tried again
+  await notifications.setNotificationSettings(t.db, u.id, { enabled: false }, policy);
+  answer = 201;
+  await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+  await fetchAndDeliver();
+  expect(toThem()).toHaveLength(1);
+  const rows = await t.db.query('SELECT status, attempts FROM notification_deliveries WHERE user_id = $1', [u.id]);
+  expect(rows.rows).toEqual([{ status: 'gone', attempts: 2 }]);
+  expect((await as(t, u).get('/v1/account/settings')).body.notifications.browsers).toBe(1);
 });
 
 test("the account page's script adds this browser and takes it away again; another person has none", async () => {
