@@ -77,7 +77,8 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
     await repo.dropBatch(tx, d.user_id, d.batch);
     return;
   }
-  const m = compose(`${d.batch}:${d.channel}`, events, s.publicUrl);
+  // The batch is one per fetch, shared by every subscriber of the feed: the person makes the key theirs.
+  const m = compose(`${d.batch}:${d.user_id}:${d.channel}`, events, s.publicUrl);
   const send = await channelOf(tx, d, s);
   if (!send) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
   let answer: Answer | Error;

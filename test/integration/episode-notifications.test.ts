@@ -108,6 +108,13 @@ async function subscribed(name: string, first: Item[], hook: string): Promise<{ 
   await fetchAll();
   return { u, guid: posted.body.success[0].guid as string };
 }
+/** Another person subscribed to the feed of `subscribed`, with a webhook. */
+async function alsoSubscribed(name: string, feed: string, hook: string): Promise<TestUser> {
+  const u = await t.user(name);
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url(`/feeds/${feed}`) }] });
+  await notifications.setNotificationSettings(t.db, u.id, { url: hook }, fetcherSettings(t.config).policy);
+  return u;
+}
 const item = (guid: string, ageSeconds = 0): Item => ({
   guid,
   title: `Episode ${guid}`,
@@ -127,12 +134,27 @@ test(
     expect(hook.got[0]!.body.title).toBe('New episode of Show gains');
     expect(hook.got[0]!.body.episodes.map((e) => e.title)).toEqual(['Episode g1']);
     expect(hook.got[0]!.body.episodes[0]!.page).toMatch(/^\/web\/episodes\/\d+$/);
-    expect(hook.got[0]!.key).toMatch(/^[0-9a-f-]{36}:hook$/);
+    expect(hook.got[0]!.key).toMatch(new RegExp(`^[0-9a-f-]{36}:${u.id}:hook$`));
     // Fetched again and delivered again: nothing new, nothing sent twice.
     await fetchAll();
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(1);
     expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 1 }]);
+  }),
+);
+
+test(
+  "two people's messages from one fetch, to one receiver, carry different keys",
+  withHook(async (hook) => {
+    const { u: first } = await subscribed('shared-hook', [item('h0', 3600)], hook.url);
+    const second = await alsoSubscribed('shared-hook-too', 'shared-hook', hook.url);
+    feeds.get('shared-hook')!.push(item('h1'));
+    await fetchAll();
+    expect(await deliver()).toBe(2);
+    // One fetch, one batch: a receiver that keeps the keys it has seen took the second message for the first.
+    const keys = hook.got.map((g) => g.key!);
+    expect(new Set(keys.map((k) => k.slice(0, 36))).size).toBe(1);
+    expect(keys.map((k) => k.slice(36)).sort()).toEqual([`:${first.id}:hook`, `:${second.id}:hook`].sort());
   }),
 );
 
@@ -214,9 +236,7 @@ test(
   "a delivery that cannot be sent (a stored ntfy URL that does not decode) fails, and everyone else's go on",
   withHook(async (hook) => {
     const { u: broken } = await subscribed('undecodable', [item('u0', 3600)], hook.url);
-    const other = await t.user('undecodable-neighbour');
-    await as(t, other).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feeds/undecodable') }] });
-    await notifications.setNotificationSettings(t.db, other.id, { url: hook.url }, fetcherSettings(t.config).policy);
+    const other = await alsoSubscribed('undecodable-neighbour', 'undecodable', hook.url);
     // As saved before such a topic was refused: with a secret in it, which the log must not show.
     const url = `${hook.url.replace('/hook', '')}/topic%E0%A4%A?auth=s3cret`;
     await t.db.query("UPDATE notification_settings SET hook_url = $2, hook_kind = 'ntfy' WHERE user_id = $1", [
