@@ -121,9 +121,10 @@ const schema = z.object({
   NOTIFY_DAILY_LIMIT: z.coerce.number().int().min(0).default(20),
   NOTIFY_TIMEOUT: seconds.default(15),
   // The VAPID "sub" claim push services may contact about this server: mailto: or https:; else PUBLIC_URL.
+  // Checked whole, as web-push checks it at every message ("https://" alone would fail every one).
   NOTIFY_VAPID_SUBJECT: z
-    .string()
-    .regex(/^(mailto:|https:\/\/)/, 'must be a mailto: or https: URL')
+    .url({ protocol: /^(mailto|https)$/, error: 'must be a mailto: address or an https: URL' })
+    .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/.+)$/, 'must be a mailto: address or an https: URL')
     .optional(),
   // Idle accounts and retention (docs/idle-accounts.md): off unless set.
   ARCHIVE_IDLE_AFTER_DAYS: z.coerce.number().int().positive().optional(),

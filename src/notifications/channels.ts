@@ -1,4 +1,5 @@
 import type WebPush from 'web-push';
+import { InvalidInput } from '../errors';
 import { checkTarget, failure, readBody, send, type AddressPolicy } from '../feeds/service';
 import { ntfyBody, pushBody, webhookBody, type Message } from './message';
 import type { PushRow } from './push-repo';
@@ -46,11 +47,19 @@ async function post(url: URL, headers: Record<string, string>, body: Buffer, s: 
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 
-/** An ntfy topic URL split into ntfy's root (where JSON is published) and the topic (its last segment). */
+/**
+ * An ntfy topic URL split into ntfy's root (where JSON is published) and the topic (its last segment,
+ * decoded). Throws InvalidInput for a topic that does not decode: the settings refuse such a URL with it.
+ */
 export function ntfyTarget(url: string): { root: URL; topic: string } {
   const u = new URL(url);
   const segments = u.pathname.split('/');
-  const topic = decodeURIComponent(segments.pop() ?? '');
+  let topic: string;
+  try {
+    topic = decodeURIComponent(segments.pop() ?? '');
+  } catch {
+    throw new InvalidInput("the ntfy topic (the URL's last segment) is not percent-encoded UTF-8");
+  }
   u.pathname = `${segments.join('/')}/`;
   return { root: u, topic };
 }

@@ -28,6 +28,8 @@ export const deliverySettings = (config: Config): DeliverySettings => ({
 
 /** After this many failed attempts a delivery is given up. */
 export const MAX_ATTEMPTS = 7;
+/** A delivery whose person another worker is sending to is tried again this much later. */
+const BUSY_SECONDS = 5;
 /** After n failed attempts: 30 s × 4^(n-1) (30 s, 2 min, 8 min, … about 34 h after the first). */
 const retryInSeconds = (failures: number) => 30 * 4 ** Math.max(0, failures - 1);
 
@@ -43,36 +45,57 @@ function outcomeOf(d: repo.DeliveryRow, answer: Answer | Error): Outcome {
   return { status: 'pending', error, nextSeconds: retryInSeconds(d.attempts + 1) };
 }
 
-/** Sends the message on the delivery's channel; undefined when the channel is no more. */
-async function sendOn(tx: Tx, d: repo.DeliveryRow, m: Message, s: DeliverySettings): Promise<Answer | undefined> {
+type Send = (m: Message) => Promise<Answer>;
+
+/**
+ * How to send on the delivery's channel, read from the database first (so that only the sending itself can
+ * fail below); undefined when the channel is no more, or the person has turned notifications off since the
+ * delivery was queued (a retry, or one queued just before).
+ */
+async function channelOf(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings): Promise<Send | undefined> {
+  const settings = await repo.settings(tx, d.user_id);
+  if (!settings.enabled) return undefined;
   if (d.channel === 'hook') {
-    const hook = await repo.settings(tx, d.user_id);
-    if (!hook.enabled || hook.hook_url === null) return undefined;
-    return sendToHook({ url: hook.hook_url, kind: hook.hook_kind }, m, s);
+    if (settings.hook_url === null) return undefined;
+    const target = { url: settings.hook_url, kind: settings.hook_kind };
+    return (m) => sendToHook(target, m, s);
   }
   const browser = await pushRepo.subscription(tx, d.user_id, d.channel.slice('push:'.length));
   if (!browser) return undefined;
-  return sendToBrowser(browser, m, await vapid(tx, s.vapidSubject), s);
+  const keys = await vapid(tx, s.vapidSubject);
+  return (m) => sendToBrowser(browser, m, keys, s);
 }
 
 /** Sends one claimed delivery and settles it, in the claim's transaction. */
 async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Logger): Promise<void> {
-  await repo.lockPerson(tx, d.user_id);
+  // Not waited for: the other worker may wait NOTIFY_TIMEOUT on a slow URL, longer than a statement may
+  // run, and this job would die of it. The delivery comes back shortly instead.
+  if (!(await repo.tryLockPerson(tx, d.user_id))) return repo.postpone(tx, d, BUSY_SECONDS);
   const today = await repo.sentToday(tx, d.user_id, d.batch);
   const events = await repo.batchEvents(tx, d.user_id, d.batch);
   if ((!today.this_batch && today.others >= s.dailyLimit) || events.length === 0) {
     await repo.dropBatch(tx, d.user_id, d.batch);
     return;
   }
-  const m = compose(`${d.batch}:${d.channel}`, events, s.publicUrl);
-  let answer: Answer | Error | undefined;
+  // The batch is one per fetch, shared by every subscriber of the feed: the person makes the key theirs.
+  const m = compose(`${d.batch}:${d.user_id}:${d.channel}`, events, s.publicUrl);
+  const send = await channelOf(tx, d, s);
+  if (!send) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
+  let answer: Answer | Error;
   try {
-    answer = await sendOn(tx, d, m, s);
+    answer = await send(m);
   } catch (err) {
-    if (!(err instanceof FetchFailed)) throw err;
+    if (!(err instanceof FetchFailed)) {
+      // Not the network's doing: the channel cannot be sent to (a browser key that is no P-256 point, an
+      // ntfy topic that does not decode, a VAPID subject web-push refuses), and no later attempt would fare
+      // better. Thrown on, it would roll back and stay the first due, stopping everyone's deliveries.
+      // Only the message is logged: an error's other fields may hold the URL, and an ntfy topic's auth.
+      const error = err instanceof Error ? err.message : String(err);
+      log.warn({ userId: d.user_id, channel: d.channel, error }, 'notification cannot be sent');
+      return repo.settle(tx, d, { status: 'failed', error });
+    }
     answer = err;
   }
-  if (answer === undefined) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
   const outcome = outcomeOf(d, answer);
   if (outcome.status === 'gone') await pushRepo.removeSubscription(tx, d.user_id, { id: d.channel.slice(5) });
   if (outcome.status !== 'sent')
@@ -80,7 +103,10 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
   await repo.settle(tx, d, outcome);
 }
 
-/** Delivers the due deliveries one at a time until none is due or `signal` aborts; returns how many. */
+/**
+ * Delivers the due deliveries one at a time until none is due or `signal` aborts; returns how many it took
+ * up (sent, failed, dropped, or put off while another worker sends to their person).
+ */
 export async function deliverDue(
   ctx: { db: Db; logger: Logger },
   s: DeliverySettings,

@@ -6,7 +6,7 @@ import type { EventRow } from './repo';
 export type Episode = { id: string; title: string | null; page: string; enclosure: string | null };
 
 export type Message = {
-  /** The idempotency key: the batch and the channel, the same at each attempt. */
+  /** The idempotency key: the batch, the person and the channel, the same at each attempt. */
   id: string;
   title: string;
   body: string;

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import type { AddressPolicy } from '../feeds/service';
@@ -42,8 +43,22 @@ function checkKey(value: unknown, name: string, bytes: number): string {
 }
 
 /**
+ * Whether a browser's key is a P-256 point in the uncompressed form RFC 8291 §3.1 asks for. web-push agrees
+ * a secret with it for every message, and throws for one that is not on the curve.
+ */
+function onCurve(key: Buffer): boolean {
+  if (key[0] !== 0x04) return false;
+  try {
+    crypto.ECDH.convertKey(key, 'prime256v1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Keeps a browser's subscription (PushSubscription.toJSON()): its endpoint under the address policy, its
- * keys of the sizes RFC 8291 gives (a P-256 point, 65 bytes; a 16-byte secret). Returns its id.
+ * keys as RFC 8291 gives them (a P-256 point, 65 bytes; a 16-byte secret). Returns its id.
  */
 export async function addBrowser(
   db: Queryable,
@@ -53,6 +68,7 @@ export async function addBrowser(
 ): Promise<string> {
   const endpoint = checkHookUrl(String(s.endpoint), policy);
   const p256dh = checkKey(s.keys?.p256dh, 'p256dh', 65);
+  if (!onCurve(Buffer.from(p256dh, 'base64url'))) throw new InvalidInput('keys.p256dh must be a point on P-256');
   const auth = checkKey(s.keys?.auth, 'auth', 16);
   return repo.addSubscription(db, userId, { endpoint, p256dh, auth });
 }

@@ -120,9 +120,25 @@ export async function claimDue(tx: Queryable): Promise<DeliveryRow | undefined> 
 /** The advisory-lock class of a person's deliveries (the bytes of "csnt"); the object is the user's id. */
 const LOCK_CLASS = 0x63736e74;
 
-/** Holds the person's deliveries to one worker until the transaction ends (the daily limit is counted). */
-export async function lockPerson(tx: Queryable, userId: number): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock($1, $2::int)', [LOCK_CLASS, userId]);
+/**
+ * Holds the person's deliveries to one worker until the transaction ends (the daily limit is counted);
+ * false, at once, when another worker holds them.
+ */
+export async function tryLockPerson(tx: Queryable, userId: number): Promise<boolean> {
+  const r = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2::int) AS locked', [
+    LOCK_CLASS,
+    userId,
+  ]);
+  return r.rows[0]?.locked ?? false;
+}
+
+/** The delivery due again in `seconds`, as it was otherwise (not counted as an attempt). */
+export async function postpone(tx: Queryable, d: DeliveryKey, seconds: number): Promise<void> {
+  await tx.query(
+    `UPDATE notification_deliveries SET next_at = now() + make_interval(secs => $4)
+      WHERE user_id = $1 AND batch = $2 AND channel = $3`,
+    [d.user_id, d.batch, d.channel, seconds],
+  );
 }
 
 /** The batches sent to the person in the last day other than this one, and whether this one was. */

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import { checkTarget, FetchFailed, type AddressPolicy } from '../feeds/service';
 import * as subscriptions from '../subscriptions/service';
+import { ntfyTarget } from './channels';
 import * as repo from './repo';
 
 // Each person's notification settings: all on or off, the URL that receives them (an ntfy topic or a
@@ -52,6 +53,8 @@ export async function setNotificationSettings(
   if (change.kind !== undefined && !HOOK_KINDS.includes(change.kind)) throw new InvalidInput('unknown kind');
   const url = change.url === undefined ? now.url : change.url === null ? null : checkHookUrl(change.url, policy);
   const next = { enabled: change.enabled ?? now.enabled, url, kind: change.kind ?? now.kind };
+  // The pair is checked, not the URL alone: a webhook's URL may end in what no ntfy topic could be.
+  if (next.kind === 'ntfy' && next.url !== null) ntfyTarget(next.url);
   await repo.saveSettings(db, userId, { enabled: next.enabled, hook_url: next.url, hook_kind: next.kind });
   return next;
 }

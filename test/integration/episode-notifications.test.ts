@@ -8,6 +8,7 @@ import * as notifications from '../../src/notifications/service';
 import { InvalidInput } from '../../src/errors';
 import { as, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
+import { capturedLogger } from '../helpers/logs';
 
 // New-episode notifications end to end on loopback: a feed gains an item, the fetcher notes the event
 // in its transaction, the delivery job POSTs it to a person's webhook (docs/notifications.md).
@@ -107,6 +108,13 @@ async function subscribed(name: string, first: Item[], hook: string): Promise<{ 
   await fetchAll();
   return { u, guid: posted.body.success[0].guid as string };
 }
+/** Another person subscribed to the feed of `subscribed`, with a webhook. */
+async function alsoSubscribed(name: string, feed: string, hook: string): Promise<TestUser> {
+  const u = await t.user(name);
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url(`/feeds/${feed}`) }] });
+  await notifications.setNotificationSettings(t.db, u.id, { url: hook }, fetcherSettings(t.config).policy);
+  return u;
+}
 const item = (guid: string, ageSeconds = 0): Item => ({
   guid,
   title: `Episode ${guid}`,
@@ -126,12 +134,27 @@ test(
     expect(hook.got[0]!.body.title).toBe('New episode of Show gains');
     expect(hook.got[0]!.body.episodes.map((e) => e.title)).toEqual(['Episode g1']);
     expect(hook.got[0]!.body.episodes[0]!.page).toMatch(/^\/web\/episodes\/\d+$/);
-    expect(hook.got[0]!.key).toMatch(/^[0-9a-f-]{36}:hook$/);
+    expect(hook.got[0]!.key).toMatch(new RegExp(`^[0-9a-f-]{36}:${u.id}:hook$`));
     // Fetched again and delivered again: nothing new, nothing sent twice.
     await fetchAll();
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(1);
     expect(await deliveries(u)).toEqual([{ status: 'sent', attempts: 1 }]);
+  }),
+);
+
+test(
+  "two people's messages from one fetch, to one receiver, carry different keys",
+  withHook(async (hook) => {
+    const { u: first } = await subscribed('shared-hook', [item('h0', 3600)], hook.url);
+    const second = await alsoSubscribed('shared-hook-too', 'shared-hook', hook.url);
+    feeds.get('shared-hook')!.push(item('h1'));
+    await fetchAll();
+    expect(await deliver()).toBe(2);
+    // One fetch, one batch: a receiver that keeps the keys it has seen took the second message for the first.
+    const keys = hook.got.map((g) => g.key!);
+    expect(new Set(keys.map((k) => k.slice(0, 36))).size).toBe(1);
+    expect(keys.map((k) => k.slice(36)).sort()).toEqual([`:${first.id}:hook`, `:${second.id}:hook`].sort());
   }),
 );
 
@@ -206,6 +229,69 @@ test(
     expect(hook.got).toHaveLength(1);
     const statuses = (await deliveries(u)).map((d) => d.status).sort();
     expect(statuses).toEqual(['dropped', 'sent']);
+  }),
+);
+
+test(
+  "a delivery that cannot be sent (a stored ntfy URL that does not decode) fails, and everyone else's go on",
+  withHook(async (hook) => {
+    const { u: broken } = await subscribed('undecodable', [item('u0', 3600)], hook.url);
+    const other = await alsoSubscribed('undecodable-neighbour', 'undecodable', hook.url);
+    // As saved before such a topic was refused: with a secret in it, which the log must not show.
+    const url = `${hook.url.replace('/hook', '')}/topic%E0%A4%A?auth=s3cret`;
+    await t.db.query("UPDATE notification_settings SET hook_url = $2, hook_kind = 'ntfy' WHERE user_id = $1", [
+      broken.id,
+      url,
+    ]);
+    feeds.get('undecodable')!.push(item('u1'));
+    await fetchAll();
+    const { logger: captured, raw } = capturedLogger();
+    expect(await notifications.deliverDue({ db: t.db, logger: captured }, settings())).toBe(2);
+    expect(hook.got).toHaveLength(1);
+    expect(await deliveries(other)).toEqual([{ status: 'sent', attempts: 1 }]);
+    const failed = await t.db.query(
+      'SELECT status, attempts, last_error FROM notification_deliveries WHERE user_id = $1',
+      [broken.id],
+    );
+    expect(failed.rows).toEqual([
+      { status: 'failed', attempts: 1, last_error: expect.stringMatching(/ntfy topic .* not percent-encoded/) },
+    ]);
+    expect(raw.some((l) => l.includes('notification cannot be sent'))).toBe(true);
+    expect(raw.join('\n')).not.toContain('s3cret');
+  }),
+);
+
+test(
+  'a second job finds the person busy with a slow URL: it puts their delivery off a few seconds, not waiting',
+  withHook(async (hook) => {
+    const { u } = await subscribed('busy', [item('x0', 3600)], hook.url);
+    feeds.set('busy-too', [item('y0', 3600)]);
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feeds/busy-too') }] });
+    await fetchAll();
+    feeds.get('busy')!.push(item('x1'));
+    feeds.get('busy-too')!.push(item('y1'));
+    await fetchAll(); // two fetches: two messages for one person
+    const arrived = hook.holdNext();
+    const first = deliver();
+    await arrived; // the first job holds the person while their URL takes its time
+    // Waiting for the person's lock, the second job would outlast the pool's statement timeout.
+    const second = await Promise.race([deliver(), sleep(3000).then(() => 'still waiting')]);
+    hook.release(200);
+    expect(second).toBe(1);
+    expect(await first).toBe(1);
+    const putOff = await t.db.query(
+      `SELECT attempts, last_error, next_at > now() + interval '2 seconds' AS later FROM notification_deliveries
+        WHERE user_id = $1 AND status = 'pending'`,
+      [u.id],
+    );
+    expect(putOff.rows).toEqual([{ attempts: 0, last_error: null, later: true }]);
+    await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+    expect(await deliver()).toBe(1);
+    expect(hook.got).toHaveLength(2);
+    expect(await deliveries(u)).toEqual([
+      { status: 'sent', attempts: 1 },
+      { status: 'sent', attempts: 1 },
+    ]);
   }),
 );
 
@@ -299,6 +385,22 @@ test('the settings over /v1/account/settings: read, changed, a private URL refus
   expect(Object.keys(doc.body.paths)).toEqual(
     expect.arrayContaining(['/v1/account/settings', '/v1/account/notifications/test']),
   );
+});
+
+test('an ntfy URL whose topic does not decode is refused when saved, also when the kind becomes ntfy', async () => {
+  const api = as(t, await t.user('ntfy-escape'));
+  const url = 'https://ntfy.example/topic%E0%A4%A';
+  const refused = await api.patch('/v1/account/settings', { notifications: { url, kind: 'ntfy' } });
+  expect(refused.status).toBe(405);
+  expect(refused.body.message).toMatch(/ntfy topic .* not percent-encoded UTF-8/);
+  // As a webhook the same URL is sent as it is, and taken; as an ntfy topic it is not.
+  expect((await api.patch('/v1/account/settings', { notifications: { url } })).status).toBe(200);
+  expect((await api.patch('/v1/account/settings', { notifications: { kind: 'ntfy' } })).status).toBe(405);
+  expect((await api.get('/v1/account/settings')).body.notifications).toMatchObject({ url, kind: 'webhook' });
+  const fine = await api.patch('/v1/account/settings', {
+    notifications: { url: 'https://ntfy.example/caf%C3%A9', kind: 'ntfy' },
+  });
+  expect(fine.status).toBe(200);
 });
 
 test(

@@ -27,7 +27,7 @@ const rss = () => `<?xml version="1.0"?><rss version="2.0"><channel><title>Pushe
   <image><url>https://art.example/pushed.jpg</url></image>
   ${items.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title></item>`).join('')}</channel></rss>`;
 
-type Push = { headers: http.IncomingHttpHeaders; body: Buffer };
+type Push = { url: string | undefined; headers: http.IncomingHttpHeaders; body: Buffer };
 const pushes: Push[] = [];
 let answer = 201;
 let push: http.Server;
@@ -40,7 +40,7 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      pushes.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      pushes.push({ url: req.url, headers: req.headers, body: Buffer.concat(chunks) });
       res.writeHead(answer).end();
     });
   });
@@ -53,6 +53,9 @@ afterAll(async () => {
   await new Promise((r) => push.close(r));
   await t.close();
 });
+
+/** A browser's public key, as PushManager.subscribe makes one: a point on P-256, base64url. */
+const browserKey = () => crypto.createECDH('prime256v1').generateKeys().toString('base64url');
 
 const hkdf = (salt: Buffer, ikm: Buffer, info: Buffer, length: number) =>
   Buffer.from(crypto.hkdfSync('sha256', ikm, salt, info, length));
@@ -158,7 +161,7 @@ test('the VAPID key pair is made once and kept in the database', async () => {
 test("the VAPID key pair and the browsers' subscriptions come back with a restored backup", async () => {
   const key = await notifications.vapidPublicKey(t.db);
   const u = await t.user('restored');
-  const keys = { p256dh: Buffer.alloc(65, 4).toString('base64url'), auth: Buffer.alloc(16, 1).toString('base64url') };
+  const keys = { p256dh: browserKey(), auth: Buffer.alloc(16, 1).toString('base64url') };
   await notifications.addBrowser(
     t.db,
     u.id,
@@ -192,7 +195,7 @@ test("the VAPID key pair and the browsers' subscriptions come back with a restor
 test('a browser subscription with a private endpoint or keys of the wrong size is refused', async () => {
   const u = await t.user('refused');
   const strict = fetcherSettings({ ...t.config, feedFetchAllowCidrs: [] }).policy;
-  const keys = { p256dh: Buffer.alloc(65, 4).toString('base64url'), auth: Buffer.alloc(16).toString('base64url') };
+  const keys = { p256dh: browserKey(), auth: Buffer.alloc(16).toString('base64url') };
   await expect(
     notifications.addBrowser(t.db, u.id, { endpoint: 'http://10.1.2.3/push', keys }, strict),
   ).rejects.toThrow(/private/);
@@ -206,6 +209,84 @@ test('a browser subscription with a private endpoint or keys of the wrong size i
   ).rejects.toThrow(/auth/);
 });
 
+test('a browser key of the right size that is not a point on P-256 is refused when it is added', async () => {
+  const u = await t.user('off-curve');
+  const { agent } = await signedInAgent(t.app, u.name, u.password);
+  const page = await agent.get('/web/account');
+  const point = Buffer.from(browserKey(), 'base64url');
+  const hybrid = crypto.ECDH.convertKey(point, 'prime256v1', undefined, undefined, 'hybrid') as Buffer;
+  const refused = [
+    Buffer.concat([Buffer.from([4]), Buffer.alloc(64)]), // base64url of 65 bytes, the size of a point
+    Buffer.alloc(65, 4),
+    hybrid, // the hybrid form, 65 bytes too: RFC 8291 asks for the uncompressed one
+  ];
+  for (const key of refused) {
+    const added = await agent
+      .post('/web/account/browsers')
+      .type('form')
+      .send({
+        _csrf: csrfOf(page.text),
+        endpoint: pushUrl.replace('browser-1', 'off-curve'),
+        p256dh: key.toString('base64url'),
+        auth: Buffer.alloc(16, 1).toString('base64url'),
+      });
+    expect(added.status).toBe(400);
+    expect(added.text).toContain('keys.p256dh must be a point on P-256');
+  }
+  expect((await as(t, u).get('/v1/account/settings')).body.notifications.browsers).toBe(0);
+});
+
+test("a browser whose key is not on P-256, kept from before, fails its delivery; other people's are sent", async () => {
+  answer = 201;
+  pushes.length = 0;
+  const [kept, other] = [await t.user('kept-off-curve'), await t.user('on-curve')];
+  const policy = fetcherSettings(t.config).policy;
+  for (const u of [kept, other]) {
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed.url('/feed') }] });
+    const keys = { p256dh: browserKey(), auth: Buffer.alloc(16, 3).toString('base64url') };
+    await notifications.addBrowser(t.db, u.id, { endpoint: pushUrl.replace('browser-1', u.name), keys }, policy);
+  }
+  await fetchAndDeliver();
+  // As a browser added before such keys were refused had it.
+  const offCurve = Buffer.concat([Buffer.from([4]), Buffer.alloc(64)]).toString('base64url');
+  await t.db.query('UPDATE push_subscriptions SET p256dh = $2 WHERE user_id = $1', [kept.id, offCurve]);
+  items.push({ guid: 'p-kept', title: 'For everyone who can hear it' });
+  expect(await fetchAndDeliver()).toBe(2);
+  expect(pushes).toHaveLength(1);
+  const rows = await t.db.query(
+    'SELECT user_id, status, attempts FROM notification_deliveries WHERE user_id = ANY($1::bigint[]) ORDER BY status',
+    [[kept.id, other.id]],
+  );
+  expect(rows.rows).toEqual([
+    { user_id: kept.id, status: 'failed', attempts: 1 },
+    { user_id: other.id, status: 'sent', attempts: 1 },
+  ]);
+  // The browser is kept: a failed delivery is not a push service saying that it is gone.
+  expect((await as(t, kept).get('/v1/account/settings')).body.notifications.browsers).toBe(1);
+});
+
+test('all notifications turned off: a push waiting for its retry is not sent, and the browser is kept', async () => {
+  answer = 503;
+  const u = await t.user('turned-off');
+  const policy = fetcherSettings(t.config).policy;
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed.url('/feed') }] });
+  const keys = { p256dh: browserKey(), auth: Buffer.alloc(16, 5).toString('base64url') };
+  await notifications.addBrowser(t.db, u.id, { endpoint: pushUrl.replace('browser-1', u.name), keys }, policy);
+  await fetchAndDeliver();
+  items.push({ guid: 'p-off', title: 'Sent while they still wanted it' });
+  await fetchAndDeliver();
+  const toThem = () => pushes.filter((p) => p.url === `/push/${u.name}`);
+  expect(toThem()).toHaveLength(1); // answered 503: to be tried again
+  await notifications.setNotificationSettings(t.db, u.id, { enabled: false }, policy);
+  answer = 201;
+  await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+  await fetchAndDeliver();
+  expect(toThem()).toHaveLength(1);
+  const rows = await t.db.query('SELECT status, attempts FROM notification_deliveries WHERE user_id = $1', [u.id]);
+  expect(rows.rows).toEqual([{ status: 'gone', attempts: 2 }]);
+  expect((await as(t, u).get('/v1/account/settings')).body.notifications.browsers).toBe(1);
+});
+
 test("the account page's script adds this browser and takes it away again; another person has none", async () => {
   const u = await t.user('webpush');
   const { agent } = await signedInAgent(t.app, u.name, u.password);
@@ -216,7 +297,7 @@ test("the account page's script adds this browser and takes it away again; anoth
   const fields = {
     _csrf: csrfOf(page.text),
     endpoint,
-    p256dh: Buffer.alloc(65, 4).toString('base64url'),
+    p256dh: browserKey(),
     auth: Buffer.alloc(16, 2).toString('base64url'),
   };
   expect(

@@ -87,9 +87,21 @@ describe('configuration', () => {
     ],
     [{ ARCHIVE_IDLE_AFTER_DAYS: '0', ARCHIVE_DIR: '/srv/archives' }, 'ARCHIVE_IDLE_AFTER_DAYS'],
     [{ EPISODE_HISTORY_RETENTION_DAYS: 'a year' }, 'EPISODE_HISTORY_RETENTION_DAYS'],
+    [{ NOTIFY_VAPID_SUBJECT: 'https://' }, 'NOTIFY_VAPID_SUBJECT'],
+    [{ NOTIFY_VAPID_SUBJECT: 'mailto:' }, 'NOTIFY_VAPID_SUBJECT'],
+    [{ NOTIFY_VAPID_SUBJECT: 'mailto:admin' }, 'NOTIFY_VAPID_SUBJECT'],
+    [{ NOTIFY_VAPID_SUBJECT: 'https://push admin.example' }, 'NOTIFY_VAPID_SUBJECT'],
+    [{ NOTIFY_VAPID_SUBJECT: 'http://sync.example' }, 'NOTIFY_VAPID_SUBJECT'],
   ])('%j is refused, naming %s', (env, name) => {
     expect(() => load(env)).toThrow(new RegExp(`^Invalid ${name}`));
   });
+
+  test.each(['mailto:admin@example.org', 'https://sync.example', 'https://sync.example/contact'])(
+    'NOTIFY_VAPID_SUBJECT=%s is taken as it is',
+    (subject) => {
+      expect(load({ NOTIFY_VAPID_SUBJECT: subject }).notifyVapidSubject).toBe(subject);
+    },
+  );
 
   test('idle accounts are archived and old history removed only when asked to', () => {
     expect(load({})).toMatchObject({
