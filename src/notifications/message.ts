@@ -62,14 +62,42 @@ export const ntfyBody = (m: Message, topic: string) => ({
   tags: ['headphones'],
 });
 
-/** What a browser's service worker receives (sw.js shows it): small, an episode's page to open. */
-export const pushBody = (m: Message) => ({
-  title: m.title,
-  body: m.body,
-  icon: m.podcast.artwork,
-  url: m.episodes[0]!.page,
-  tag: m.id,
-});
+/**
+ * The most a push's JSON may take, in bytes. Push services refuse a message over 4,096 bytes once
+ * encrypted (RFC 8291: 103 of them the encryption's own), and a refused message is sent again until it is
+ * given up: five long titles (up to 1,000 characters each) would be. The rest is room to spare.
+ */
+export const PUSH_MAX_BYTES = 3000;
+
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/** The longest start of `text` (whole characters, then "…") with which `fits` holds; "" if none does. */
+function cutToFit(text: string, fits: (cut: string) => boolean): string {
+  if (fits(text)) return text;
+  const chars = Array.from(text);
+  let [low, high] = [0, chars.length];
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (fits(chars.slice(0, mid).join('') + '…')) low = mid;
+    else high = mid - 1;
+  }
+  return low === 0 ? '' : chars.slice(0, low).join('') + '…';
+}
+
+/**
+ * What a browser's service worker receives (sw.js shows it): small, an episode's page to open. Within
+ * PUSH_MAX_BYTES: an artwork URL of half of it or more is left out, then the titles listed are cut, then
+ * the message's title.
+ */
+export function pushBody(m: Message) {
+  const push = { title: m.title, body: m.body, icon: m.podcast.artwork, url: m.episodes[0]!.page, tag: m.id };
+  const fits = (p: typeof push) => bytesOf(p) <= PUSH_MAX_BYTES;
+  // An artwork URL of half the room or more is left out: the words matter more.
+  if (push.icon !== null && Buffer.byteLength(push.icon) >= PUSH_MAX_BYTES / 2) push.icon = null;
+  push.body = cutToFit(push.body, (body) => fits({ ...push, body }));
+  push.title = cutToFit(push.title, (title) => fits({ ...push, title }));
+  return push;
+}
 
 /** The message a "Send a test" sends. */
 export const testMessage = (publicUrl: string | undefined): Message => ({

@@ -287,6 +287,33 @@ test('all notifications turned off: a push waiting for its retry is not sent, an
   expect((await as(t, u).get('/v1/account/settings')).body.notifications.browsers).toBe(1);
 });
 
+test('five long titles are cut to what a push service takes: one record of at most 4,096 bytes, which decrypts', async () => {
+  answer = 201;
+  const u = await t.user('long-titles');
+  const policy = fetcherSettings(t.config).policy;
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed.url('/feed') }] });
+  const browser = crypto.createECDH('prime256v1');
+  browser.generateKeys();
+  const authSecret = crypto.randomBytes(16);
+  const keys = { p256dh: browser.getPublicKey().toString('base64url'), auth: authSecret.toString('base64url') };
+  await notifications.addBrowser(t.db, u.id, { endpoint: pushUrl.replace('browser-1', u.name), keys }, policy);
+  await fetchAndDeliver();
+  // Titles of 1,000 characters (the most a feed's title is kept to), 3 bytes each in UTF-8.
+  const long = (k: number) => `${k} ${'ポッドキャスト'.repeat(150)}`.slice(0, 1000);
+  for (let k = 1; k <= 5; k++) items.push({ guid: `p-long-${k}`, title: long(k) });
+  await fetchAndDeliver();
+  const got = pushes.filter((p) => p.url === `/push/${u.name}`);
+  expect(got).toHaveLength(1);
+  expect(got[0]!.body.length).toBeLessThanOrEqual(4096);
+  const message = JSON.parse(decrypt(got[0]!.body, browser, authSecret));
+  expect(message.title).toBe('5 new episodes of Pushed Radio');
+  expect(message.body.startsWith(long(1).slice(0, 100))).toBe(true);
+  expect(message.body.endsWith('…')).toBe(true);
+  expect(message.icon).toBe('https://art.example/pushed.jpg');
+  const rows = await t.db.query('SELECT status FROM notification_deliveries WHERE user_id = $1', [u.id]);
+  expect(rows.rows).toEqual([{ status: 'sent' }]);
+});
+
 test("the account page's script adds this browser and takes it away again; another person has none", async () => {
   const u = await t.user('webpush');
   const { agent } = await signedInAgent(t.app, u.name, u.password);
