@@ -12,6 +12,25 @@ export async function writeFileDurably(file: string, text: string): Promise<void
     const handle = await fs.open(temporary, 'w', 0o600);
     try {
       await handle.writeFile(text, 'utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    await fs.rm(temporary, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  await renameDurably(temporary, file);
+}
+
+/**
+ * Puts a complete temporary file in the place of `file`, on the disk before it returns: the file flushed,
+ * renamed over `file`, and the folder flushed so that the rename lasts (a power cut after a rename that is
+ * not flushed can leave `file` empty). A failure removes the temporary file.
+ */
+export async function renameDurably(temporary: string, file: string): Promise<void> {
+  try {
+    const handle = await fs.open(temporary, 'r');
+    try {
       await handle.sync();
     } finally {
       await handle.close();

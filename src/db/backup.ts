@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { PassThrough } from 'node:stream';
 import zlib from 'node:zlib';
 import pg from 'pg';
+import { renameDurably } from '../files';
 
 // A logical backup of castsync's tables, written with SQL alone (the embedded PostgreSQL ships no
 // pg_dump, and a pg_dump older than the server refuses to dump it): one consistent snapshot, every table
@@ -76,8 +77,8 @@ async function createPrivate(file: string): Promise<fs.promises.FileHandle> {
 }
 
 /**
- * Writes the backup to `file` (through a temporary file, renamed when complete, both its owner's only);
- * returns its header and row count.
+ * Writes the backup to `file` (through a temporary file, renamed when complete and on the disk, both its
+ * owner's only); returns its header and row count.
  */
 export async function writeBackup(databaseUrl: string, file: string, version: string) {
   const db = new pg.Client({ connectionString: databaseUrl, application_name: 'castsync-backup' });
@@ -114,7 +115,7 @@ export async function writeBackup(databaseUrl: string, file: string, version: st
     lines.end();
     await written;
     await db.query('COMMIT');
-    fs.renameSync(tmp, file);
+    await renameDurably(tmp, file);
     return { header, rows };
   } catch (err) {
     fs.rmSync(tmp, { force: true });
