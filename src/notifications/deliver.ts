@@ -73,10 +73,9 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
   if (!(await repo.tryLockPerson(tx, d.user_id))) return repo.postpone(tx, d, BUSY_SECONDS);
   const today = await repo.sentToday(tx, d.user_id, d.batch);
   const events = await repo.batchEvents(tx, d.user_id, d.batch);
-  if ((!today.this_batch && today.others >= s.dailyLimit) || events.length === 0) {
-    await repo.dropBatch(tx, d.user_id, d.batch);
-    return;
-  }
+  if (events.length === 0) return repo.dropBatch(tx, d.user_id, d.batch, 'nothing left to tell (the feed turned off)');
+  if (!today.this_batch && today.others >= s.dailyLimit)
+    return repo.dropBatch(tx, d.user_id, d.batch, 'over the daily limit');
   // The batch is one per fetch, shared by every subscriber of the feed: the person makes the key theirs.
   const m = compose(`${d.batch}:${d.user_id}:${d.channel}`, events, s.publicUrl);
   const send = await channelOf(tx, d, s);

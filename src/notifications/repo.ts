@@ -165,14 +165,19 @@ export type EventRow = {
   episode_artwork_url: string | null;
 };
 
-/** A batch's episodes, with their podcast as the fetcher knows it, newest first. */
+/**
+ * A batch's episodes, with their podcast as the fetcher knows it, newest first; none of a feed the person
+ * has turned off since they were noted (a retry waits up to a day and a half).
+ */
 export async function batchEvents(db: Queryable, userId: number, batch: string): Promise<EventRow[]> {
   const r = await db.query<EventRow>(
     `SELECT e.item_id::text AS item_id, e.title, e.enclosure_url, f.title AS podcast_title, f.feed_url, f.artwork_url,
             i.artwork_url AS episode_artwork_url
        FROM notification_events e JOIN feeds f ON f.url_hash = e.feed_hash
        LEFT JOIN feed_items i ON i.id = e.item_id
-      WHERE e.user_id = $1 AND e.batch = $2 ORDER BY i.published_at DESC NULLS LAST, e.id`,
+      WHERE e.user_id = $1 AND e.batch = $2
+        AND NOT EXISTS (SELECT 1 FROM notification_mutes m WHERE m.user_id = e.user_id AND m.feed_hash = e.feed_hash)
+      ORDER BY i.published_at DESC NULLS LAST, e.id`,
     [userId, batch],
   );
   return r.rows;
@@ -192,12 +197,12 @@ export async function settle(
   );
 }
 
-/** A batch over the person's daily limit: none of its deliveries is sent. */
-export async function dropBatch(tx: Queryable, userId: number, batch: string): Promise<void> {
+/** A batch none of whose deliveries is sent (over the person's daily limit, or nothing left to tell), and why. */
+export async function dropBatch(tx: Queryable, userId: number, batch: string, why: string): Promise<void> {
   await tx.query(
-    `UPDATE notification_deliveries SET status = 'dropped', last_error = 'over the daily limit'
+    `UPDATE notification_deliveries SET status = 'dropped', last_error = $3
       WHERE user_id = $1 AND batch = $2 AND status = 'pending'`,
-    [userId, batch],
+    [userId, batch, why],
   );
 }
 

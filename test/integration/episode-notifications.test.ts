@@ -194,6 +194,24 @@ test(
 );
 
 test(
+  'a feed turned off while its message waits for a retry: the retry sends nothing',
+  withHook(async (hook) => {
+    const { u, guid } = await subscribed('muted-later', [item('ml0', 3600)], hook.url);
+    hook.answerWith(503);
+    feeds.get('muted-later')!.push(item('ml1'));
+    await fetchAll();
+    await deliver();
+    expect(hook.got).toHaveLength(1); // answered 503: to be tried again
+    await notifications.setFeedNotifications(t.db, u.id, guid, false);
+    hook.answerWith(200);
+    await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+    await deliver();
+    expect(hook.got).toHaveLength(1);
+    expect(await deliveries(u)).toEqual([{ status: 'dropped', attempts: 1 }]);
+  }),
+);
+
+test(
   'several new items of one fetch are one message; a failed POST is retried later, with the same key',
   withHook(async (hook) => {
     const { u } = await subscribed('batch', [item('b0', 3600)], hook.url);
