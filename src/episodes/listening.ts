@@ -146,11 +146,14 @@ export async function savePosition(
   ]);
 }
 
-/** Marks the episode played: a play to its end (its length as known, else one second). */
+/**
+ * Marks the episode played: a play to its end (its length as known, else one second) that starts there, as
+ * `/v1`'s and the sync draft's played marks are written: marking is no listening (docs/stats.md).
+ */
 export async function markPlayed(db: Queryable, userId: number, id: string): Promise<void> {
   const e = await episode(db, userId, id);
   const length = e.duration ?? 1;
-  await savePosition(db, userId, id, { started: e.position ?? 0, position: length, total: length });
+  await savePosition(db, userId, id, { started: length, position: length, total: length });
 }
 
 /** The speeds the web player offers (0.5x to 3x). */

@@ -304,6 +304,13 @@ test('mark played works without script, and says so', async () => {
   expect(after.text).toContain('Played on web');
   expect(after.text).not.toContain('Mark played');
   expect((await agent.get('/web/in-progress')).text).not.toContain('>Three<');
+  // A play to the end that starts there: marking is no listening for the statistics.
+  const play = await t.db.query(
+    "SELECT started, position, total FROM episode_actions WHERE user_id = $1 AND action = 'play' ORDER BY id DESC LIMIT 1",
+    [u.id],
+  );
+  expect(play.rows[0].started).toBe(play.rows[0].position);
+  expect(play.rows[0].position).toBe(play.rows[0].total);
 });
 
 test("another user's feeds' episodes are not theirs to see", async () => {
