@@ -35,9 +35,14 @@ export function createPool(
 /**
  * A pool whose lost connections are logged instead of crashing the process: without a listener, an idle
  * client losing its connection throws, and one that breaks while checked out must only fail its query.
+ * A connection lost once the pool is ending is not news: pool.end() resolves before its connections have
+ * closed, so an embedded PostgreSQL stopped right after it can end them first ("terminating connection due
+ * to administrator command").
  */
 export function survivingLostConnections(pool: pg.Pool, logger: Logger): pg.Pool {
-  pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection lost'));
+  pool.on('error', (err) => {
+    if (!pool.ending) logger.warn({ err: err.message }, 'idle database connection lost');
+  });
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
