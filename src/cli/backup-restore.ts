@@ -4,7 +4,8 @@ import { openDatabase } from '../db/database';
 import { checkBackup, loadBackup, writeBackup } from '../db/backup';
 import { migrationNames } from '../db/migrate';
 import { migrateDatabase } from '../jobs/migrate';
-import { createLogger, type Logger } from '../logger';
+import type { Logger } from '../logger';
+import { cliLogger } from './database';
 import { VERSION } from '../version';
 
 // `castsync backup FILE` and `castsync restore FILE` (docs/backups.md): the whole database, with the
@@ -118,7 +119,7 @@ export async function restore(databaseUrl: string, file: string, logger: Logger,
 /** Opens the database the server uses (joining a running server's embedded PostgreSQL) without migrating it. */
 export async function withDatabaseUrl<T>(fn: (url: string, logger: Logger) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? config.logLevel : 'warn');
+  const logger = cliLogger(config);
   const database = await openDatabase(config, logger, { attach: true });
   try {
     return await fn(database.url, logger);

@@ -159,6 +159,10 @@ test('export --output writes the archive for its owner only; import archive rest
   expect(archive).toMatchObject({ format: 'castsync-archive', version: 1, user: source.name });
   const toStdout = await cliAsync(['export', source.name], env);
   expect({ ...JSON.parse(toStdout.stdout), exported_at: '' }).toEqual({ ...archive, exported_at: '' });
+  // What the command logs goes to standard error: `castsync export NAME > FILE` stays an archive.
+  const logged = await cliAsync(['export', source.name], { ...env, LOG_LEVEL: 'debug' });
+  expect(logged.stderr).toMatch(/^\{"level":20,/m);
+  expect({ ...JSON.parse(logged.stdout), exported_at: '' }).toEqual({ ...archive, exported_at: '' });
 
   const u = await local.user('clirestore');
   const dry = await cliAsync(['import', 'archive', file, u.name, '--dry-run'], env);
