@@ -44,23 +44,29 @@ export async function unmute(db: Queryable, userId: number, feedHash: string): P
   await db.query('DELETE FROM notification_mutes WHERE user_id = $1 AND feed_hash = $2', [userId, feedHash]);
 }
 
+/** A fetch's new items, as columns. */
+type NewItems = {
+  ids: string[];
+  keys: string[];
+  titles: (string | null)[];
+  enclosures: (string | null)[];
+  published: (Date | null)[];
+};
+
 /**
  * Notes one event per subscriber and new item (keys and subscription times pairwise; items as columns) and
  * a delivery per subscriber and channel, in one statement, the fetch's batch named by one new uuid. Not for
  * a person who turned notifications off, or this feed, or has no channel, nor for an item published before
- * their subscription (to the second: a feed's dates have no fraction). An item noted for a person before is not noted again. Returns the deliveries queued.
+ * their subscription (to the second: a feed's dates have no fraction), nor for one dated more than
+ * `newWithinDays` days ago (the event of such an item may have been removed: retention.ts). An item noted
+ * for a person before is not noted again. The event keeps the item's date. Returns the deliveries queued.
  */
 export async function noteEvents(
   db: Queryable,
   feedHash: string,
   subscribers: { userIds: number[]; since: Date[] },
-  items: {
-    ids: string[];
-    keys: string[];
-    titles: (string | null)[];
-    enclosures: (string | null)[];
-    published: (Date | null)[];
-  },
+  items: NewItems,
+  newWithinDays: number,
 ): Promise<number> {
   const r = await db.query<{ n: number }>(
     `WITH subscribers AS (SELECT * FROM unnest($2::bigint[], $3::timestamptz[]) AS s (user_id, since)),
@@ -71,11 +77,12 @@ export async function noteEvents(
        SELECT s.user_id, i.* FROM subscribers s CROSS JOIN items i
          LEFT JOIN notification_settings n ON n.user_id = s.user_id
         WHERE coalesce(n.enabled, true) AND coalesce(i.published_at, now()) >= date_trunc('second', s.since)
+          AND coalesce(i.published_at, now()) >= now() - make_interval(days => $9)
           AND NOT EXISTS (SELECT 1 FROM notification_mutes m WHERE m.user_id = s.user_id AND m.feed_hash = $1)
           AND (n.hook_url IS NOT NULL OR EXISTS (SELECT 1 FROM push_subscriptions p WHERE p.user_id = s.user_id))),
      noted AS (
-       INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id, title, enclosure_url)
-       SELECT w.user_id, b.id, $1, w.item_key, w.item_id, w.title, w.enclosure_url FROM wanted w, batch b
+       INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id, title, enclosure_url, published_at)
+       SELECT w.user_id, b.id, $1, w.item_key, w.item_id, w.title, w.enclosure_url, w.published_at FROM wanted w, batch b
         ORDER BY w.user_id, w.item_key
        ON CONFLICT (user_id, feed_hash, item_key) DO NOTHING
        RETURNING user_id, batch),
@@ -96,6 +103,7 @@ export async function noteEvents(
       arrayLiteral(items.titles),
       arrayLiteral(items.enclosures),
       arrayLiteral(items.published.map((d) => d?.toISOString() ?? null)),
+      newWithinDays,
     ],
   );
   return r.rows[0]?.n ?? 0;

@@ -171,6 +171,26 @@ test(
   }),
 );
 
+/** The person's subscriptions moved `days` back, as if they had subscribed that long ago. */
+const subscribedDaysAgo = (u: TestUser, days: number) =>
+  t.db.query(
+    'UPDATE subscriptions SET subscription_changed = subscription_changed - make_interval(days => $2) WHERE user_id = $1',
+    [u.id, days],
+  );
+
+test(
+  'an item dated more than RETENTION_DAYS ago is not announced, though published after the subscription',
+  withHook(async (hook) => {
+    const { u } = await subscribed('old-dates', [item('o0', 3600)], hook.url);
+    await subscribedDaysAgo(u, 60);
+    // A back catalogue the feed lists for the first time (or again): only the recent item is new.
+    feeds.get('old-dates')!.push(item('o-31-days', 31 * 86400), item('o-29-days', 29 * 86400));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode o-29-days']]);
+  }),
+);
+
 test(
   'a feed turned off, or all notifications off, sends nothing; turned on again, it does',
   withHook(async (hook) => {
