@@ -221,3 +221,42 @@ export async function anyDue(db: Queryable): Promise<boolean> {
   );
   return r.rows[0]?.due ?? false;
 }
+
+/**
+ * Removes up to `limit` settled deliveries (sent, failed, dropped, gone) whose times (made, due, sent) are
+ * all more than `days` days ago; never a pending one. The daily limit reads the sent ones of the last day
+ * (sentToday). Rows another transaction holds (a run of the clean-up beside this one) are skipped, not
+ * waited for. Returns how many went.
+ */
+export async function deleteSettledDeliveries(db: Queryable, days: number, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM notification_deliveries
+      WHERE (user_id, batch, channel) IN (
+        SELECT user_id, batch, channel FROM notification_deliveries
+         WHERE status <> 'pending' AND greatest(created_at, next_at, sent_at) < now() - make_interval(days => $1)
+         LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [days, limit],
+  );
+  return r.rowCount ?? 0;
+}
+
+/**
+ * Removes up to `limit` events noted more than `days` days ago whose item was dated more than `days` days
+ * ago, and none of whose batch's deliveries is pending (its message is made of them, batchEvents). Such an
+ * item is not noted again (noteEvents), whenever a feed lists it again. An event without a date (its item
+ * had none, or was no longer listed when events began to keep dates) is kept: nothing else tells its item
+ * from a new one. Rows another transaction holds are skipped. Returns how many went.
+ */
+export async function deleteOldEvents(db: Queryable, days: number, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM notification_events
+      WHERE (user_id, id) IN (
+        SELECT e.user_id, e.id FROM notification_events e
+         WHERE e.created_at < now() - make_interval(days => $1) AND e.published_at < now() - make_interval(days => $1)
+           AND NOT EXISTS (SELECT 1 FROM notification_deliveries d
+                            WHERE d.user_id = e.user_id AND d.batch = e.batch AND d.status = 'pending')
+         LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [days, limit],
+  );
+  return r.rowCount ?? 0;
+}
