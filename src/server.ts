@@ -10,7 +10,7 @@ import { createPool, type Db } from './db/pool';
 import { deletionTasks } from './deletions/service';
 import { retentionTasks } from './episodes/service';
 import { feedTasks } from './feeds/service';
-import { newItemsHook, notificationTasks } from './notifications/service';
+import { newItemsHook, notificationCleanupTasks, notificationTasks } from './notifications/service';
 import { authLimits, failureBlocks, limitTasks } from './http/limits';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
@@ -66,6 +66,7 @@ function backgroundTasks(db: Db, logger: Logger, config: Config, foreground: For
     idleTasks({ db, logger, config }),
     retentionTasks({ db, logger, config }),
     notificationTasks({ db, logger, config }),
+    notificationCleanupTasks({ db, logger }),
   ];
   // The fetcher notes new-episode events in its transaction, for the notifications room above it.
   if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground, newItems: newItemsHook }));

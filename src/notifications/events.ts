@@ -3,6 +3,7 @@ import type { NewItem, NewItemsHook } from '../feeds/service';
 import { addJob } from '../jobs/queue';
 import * as subscriptions from '../subscriptions/service';
 import * as repo from './repo';
+import { RETENTION_DAYS } from './retention';
 
 // What the fetcher's new items become: one new-episode event per subscriber and item, and the deliveries
 // of each person's batch, in the fetch's transaction; the delivery job is queued in it too (deliver.ts).
@@ -15,8 +16,9 @@ export const queueDelivery = (tx: Tx): Promise<void> =>
 
 /**
  * Notes the events of a fetch's new items for the feed's subscribers: never for a feed's first fetch (every
- * item is new to it then), nor for an item published before the person subscribed. Returns the deliveries
- * queued.
+ * item is new to it then), nor for an item published before the person subscribed, nor for one dated more
+ * than RETENTION_DAYS ago (an old episode a feed lists again, or for the first time, is not a new one).
+ * Returns the deliveries queued.
  */
 export async function noteNewItems(
   tx: Tx,
@@ -37,6 +39,7 @@ export async function noteNewItems(
       enclosures: items.map((i) => i.enclosureUrl),
       published: items.map((i) => i.publishedAt),
     },
+    RETENTION_DAYS,
   );
   if (queued > 0) await queueDelivery(tx);
   return queued;

@@ -44,23 +44,29 @@ export async function unmute(db: Queryable, userId: number, feedHash: string): P
   await db.query('DELETE FROM notification_mutes WHERE user_id = $1 AND feed_hash = $2', [userId, feedHash]);
 }
 
+/** A fetch's new items, as columns. */
+type NewItems = {
+  ids: string[];
+  keys: string[];
+  titles: (string | null)[];
+  enclosures: (string | null)[];
+  published: (Date | null)[];
+};
+
 /**
  * Notes one event per subscriber and new item (keys and subscription times pairwise; items as columns) and
  * a delivery per subscriber and channel, in one statement, the fetch's batch named by one new uuid. Not for
  * a person who turned notifications off, or this feed, or has no channel, nor for an item published before
- * their subscription (to the second: a feed's dates have no fraction). An item noted for a person before is not noted again. Returns the deliveries queued.
+ * their subscription (to the second: a feed's dates have no fraction), nor for one dated more than
+ * `newWithinDays` days ago (the event of such an item may have been removed: retention.ts). An item noted
+ * for a person before is not noted again. The event keeps the item's date. Returns the deliveries queued.
  */
 export async function noteEvents(
   db: Queryable,
   feedHash: string,
   subscribers: { userIds: number[]; since: Date[] },
-  items: {
-    ids: string[];
-    keys: string[];
-    titles: (string | null)[];
-    enclosures: (string | null)[];
-    published: (Date | null)[];
-  },
+  items: NewItems,
+  newWithinDays: number,
 ): Promise<number> {
   const r = await db.query<{ n: number }>(
     `WITH subscribers AS (SELECT * FROM unnest($2::bigint[], $3::timestamptz[]) AS s (user_id, since)),
@@ -71,11 +77,12 @@ export async function noteEvents(
        SELECT s.user_id, i.* FROM subscribers s CROSS JOIN items i
          LEFT JOIN notification_settings n ON n.user_id = s.user_id
         WHERE coalesce(n.enabled, true) AND coalesce(i.published_at, now()) >= date_trunc('second', s.since)
+          AND coalesce(i.published_at, now()) >= now() - make_interval(days => $9)
           AND NOT EXISTS (SELECT 1 FROM notification_mutes m WHERE m.user_id = s.user_id AND m.feed_hash = $1)
           AND (n.hook_url IS NOT NULL OR EXISTS (SELECT 1 FROM push_subscriptions p WHERE p.user_id = s.user_id))),
      noted AS (
-       INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id, title, enclosure_url)
-       SELECT w.user_id, b.id, $1, w.item_key, w.item_id, w.title, w.enclosure_url FROM wanted w, batch b
+       INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id, title, enclosure_url, published_at)
+       SELECT w.user_id, b.id, $1, w.item_key, w.item_id, w.title, w.enclosure_url, w.published_at FROM wanted w, batch b
         ORDER BY w.user_id, w.item_key
        ON CONFLICT (user_id, feed_hash, item_key) DO NOTHING
        RETURNING user_id, batch),
@@ -96,6 +103,7 @@ export async function noteEvents(
       arrayLiteral(items.titles),
       arrayLiteral(items.enclosures),
       arrayLiteral(items.published.map((d) => d?.toISOString() ?? null)),
+      newWithinDays,
     ],
   );
   return r.rows[0]?.n ?? 0;
@@ -212,4 +220,43 @@ export async function anyDue(db: Queryable): Promise<boolean> {
     `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE status = 'pending' AND next_at <= now()) AS due`,
   );
   return r.rows[0]?.due ?? false;
+}
+
+/**
+ * Removes up to `limit` settled deliveries (sent, failed, dropped, gone) whose times (made, due, sent) are
+ * all more than `days` days ago; never a pending one. The daily limit reads the sent ones of the last day
+ * (sentToday). Rows another transaction holds (a run of the clean-up beside this one) are skipped, not
+ * waited for. Returns how many went.
+ */
+export async function deleteSettledDeliveries(db: Queryable, days: number, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM notification_deliveries
+      WHERE (user_id, batch, channel) IN (
+        SELECT user_id, batch, channel FROM notification_deliveries
+         WHERE status <> 'pending' AND greatest(created_at, next_at, sent_at) < now() - make_interval(days => $1)
+         LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [days, limit],
+  );
+  return r.rowCount ?? 0;
+}
+
+/**
+ * Removes up to `limit` events noted more than `days` days ago whose item was dated more than `days` days
+ * ago, and none of whose batch's deliveries is pending (its message is made of them, batchEvents). Such an
+ * item is not noted again (noteEvents), whenever a feed lists it again. An event without a date (its item
+ * had none, or was no longer listed when events began to keep dates) is kept: nothing else tells its item
+ * from a new one. Rows another transaction holds are skipped. Returns how many went.
+ */
+export async function deleteOldEvents(db: Queryable, days: number, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM notification_events
+      WHERE (user_id, id) IN (
+        SELECT e.user_id, e.id FROM notification_events e
+         WHERE e.created_at < now() - make_interval(days => $1) AND e.published_at < now() - make_interval(days => $1)
+           AND NOT EXISTS (SELECT 1 FROM notification_deliveries d
+                            WHERE d.user_id = e.user_id AND d.batch = e.batch AND d.status = 'pending')
+         LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [days, limit],
+  );
+  return r.rowCount ?? 0;
 }

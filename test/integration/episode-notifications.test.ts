@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
+import type { JobHelpers } from 'graphile-worker';
 import pino from 'pino';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import * as notifications from '../../src/notifications/service';
@@ -168,6 +169,69 @@ test(
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(0);
     expect(await deliveries(u)).toEqual([]);
+  }),
+);
+
+/** The person's subscriptions moved `days` back, as if they had subscribed that long ago. */
+const subscribedDaysAgo = (u: TestUser, days: number) =>
+  t.db.query(
+    'UPDATE subscriptions SET subscription_changed = subscription_changed - make_interval(days => $2) WHERE user_id = $1',
+    [u.id, days],
+  );
+
+test(
+  'an item dated more than RETENTION_DAYS ago is not announced, though published after the subscription',
+  withHook(async (hook) => {
+    const { u } = await subscribed('old-dates', [item('o0', 3600)], hook.url);
+    await subscribedDaysAgo(u, 60);
+    // A back catalogue the feed lists for the first time (or again): only the recent item is new.
+    feeds.get('old-dates')!.push(item('o-31-days', 31 * 86400), item('o-29-days', 29 * 86400));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode o-29-days']]);
+  }),
+);
+
+test(
+  'an item whose event the clean-up removed, listed again by its feed, is not announced again; a recent one stays noted',
+  withHook(async (hook) => {
+    const { u } = await subscribed('again', [item('a0', 3600)], hook.url);
+    await subscribedDaysAgo(u, 60);
+    feeds.get('again')!.push(item('a1'));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    // 40 days on: the item is as old, and so are its event and the message's delivery.
+    const aged = feeds.get('again')![1]!;
+    aged.published = new Date(aged.published.getTime() - 40 * 86400_000);
+    await t.db.query(
+      `UPDATE notification_events SET created_at = created_at - interval '40 days',
+              published_at = published_at - interval '40 days' WHERE user_id = $1`,
+      [u.id],
+    );
+    await t.db.query(
+      `UPDATE notification_deliveries SET created_at = created_at - interval '40 days',
+              next_at = next_at - interval '40 days', sent_at = sent_at - interval '40 days' WHERE user_id = $1`,
+      [u.id],
+    );
+    feeds.get('again')!.push(item('a2'));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    // The feed leaves both out (a short answer, a cap), the clean-up runs, and the feed lists them again.
+    const listed = feeds.get('again')!;
+    feeds.set('again', [listed[0]!]);
+    await fetchAll();
+    await notifications.notificationCleanupTasks({ db: t.db, logger }).tasks['notifications:cleanup']!(
+      {},
+      {} as JobHelpers,
+    );
+    const noted = async () =>
+      (await t.db.query('SELECT item_key FROM notification_events WHERE user_id = $1', [u.id])).rows;
+    expect(await noted()).toEqual([{ item_key: 'a2' }]);
+    feeds.set('again', listed);
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode a1'], ['Episode a2']]);
+    expect(await noted()).toEqual([{ item_key: 'a2' }]);
   }),
 );
 
