@@ -7,6 +7,7 @@ import { accepted, gone, sendToBrowser, sendToHook, type Answer, type Sending } 
 import { DELIVER_TASK } from './events';
 import { compose, testMessage, type Message } from './message';
 import { vapid, vapidSubject } from './push';
+import * as subscriptions from '../subscriptions/service';
 import * as pushRepo from './push-repo';
 import * as repo from './repo';
 
@@ -74,6 +75,9 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
   const today = await repo.sentToday(tx, d.user_id, d.batch);
   const events = await repo.batchEvents(tx, d.user_id, d.batch);
   if (events.length === 0) return repo.dropBatch(tx, d.user_id, d.batch, 'nothing left to tell (the feed turned off)');
+  // A batch is one fetch of one feed: a person who has unsubscribed from it since is not told of it.
+  if (!(await subscriptions.subscribesTo(tx, d.user_id, events[0]!.feed_url)))
+    return repo.dropBatch(tx, d.user_id, d.batch, 'nothing left to tell (unsubscribed from the feed)');
   if (!today.this_batch && today.others >= s.dailyLimit)
     return repo.dropBatch(tx, d.user_id, d.batch, 'over the daily limit');
   // The batch is one per fetch, shared by every subscriber of the feed: the person makes the key theirs.

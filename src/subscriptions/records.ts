@@ -228,6 +228,10 @@ export async function recordsOfFeed(db: Queryable, feedUrl: string, unlessGuid?:
     }));
 }
 
+/** Whether the user's live record of this feed (its current URL) is subscribed. */
+export const subscribesTo = async (db: Queryable, userId: number, feedUrl: string): Promise<boolean> =>
+  (await recordsOfFeed(db, feedUrl)).some((r) => r.userId === userId && r.subscribed);
+
 /** The id of the user's record that has (or had) the URL with this key, if any. */
 export const recordIdByUrlHash = (db: Queryable, userId: number, hash: string): Promise<number | undefined> =>
   repo.findUrlOwner(db, userId, hash);

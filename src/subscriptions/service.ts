@@ -31,6 +31,7 @@ export {
   markDeleted,
   recordIdByUrlHash,
   recordsOfFeed,
+  subscribesTo,
 } from './records';
 export type { Change, ChangeReport, FeedRecord } from './records';
 export {

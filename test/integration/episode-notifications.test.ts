@@ -276,6 +276,28 @@ test(
 );
 
 test(
+  'a feed unsubscribed from while its message waits for a retry: the retry sends nothing',
+  withHook(async (hook) => {
+    const { u } = await subscribed('left-later', [item('ll0', 3600)], hook.url);
+    hook.answerWith(503);
+    feeds.get('left-later')!.push(item('ll1'));
+    await fetchAll();
+    await deliver();
+    expect(hook.got).toHaveLength(1); // answered 503: to be tried again
+    const removed = await as(t, u).post('/api/2/subscriptions/' + u.name + '/phone.json', {
+      add: [],
+      remove: [server.url('/feeds/left-later')],
+    });
+    expect(removed.status).toBe(200);
+    hook.answerWith(200);
+    await t.db.query('UPDATE notification_deliveries SET next_at = now() WHERE user_id = $1', [u.id]);
+    await deliver();
+    expect(hook.got).toHaveLength(1);
+    expect(await deliveries(u)).toEqual([{ status: 'dropped', attempts: 1 }]);
+  }),
+);
+
+test(
   'several new items of one fetch are one message; a failed POST is retried later, with the same key',
   withHook(async (hook) => {
     const { u } = await subscribed('batch', [item('b0', 3600)], hook.url);
