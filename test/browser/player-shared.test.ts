@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
@@ -85,4 +88,52 @@ test('a position kept offline by one person is never written into the account of
   }[];
   expect(alices.map((a) => a.episode)).toEqual([server.url('/first.wav')]);
   expect(alices[0]!.position).toBeGreaterThanOrEqual(6);
+}, 60_000);
+
+/** The user's page of First, playing; then Subscriptions, loaded in place with the player in its bar. */
+async function playingOnSubscriptions(name: string) {
+  const { t } = world;
+  const u = await t.user(name);
+  const api = as(t, u);
+  await subscribe(api);
+  const page = await world.newPage();
+  await world.signIn(page, u, `/web/episodes/${await itemId('First')}`);
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await page.evaluate('document.getElementById("player").play()');
+  await page.waitForFunction('document.getElementById("player").currentTime > 0.5');
+  await page.click('nav a[href="/web/subscriptions"]');
+  await page.waitForFunction('document.querySelector("main h1").textContent === "Subscriptions"');
+  expect(await page.$('#now-playing')).not.toBeNull();
+  return { api, page };
+}
+
+test('while an episode plays on between pages, unsubscribing from a feed with episodes in Up next asks about them', async () => {
+  const { api, page } = await playingOnSubscriptions('wander-unsubscribe');
+  await api.post('/v1/queue/items', { podcast_url: server.url('/feed'), enclosure_url: server.url('/second.wav') });
+  await page.click('button[aria-label="Unsubscribe from Shared Radio"]');
+  await page.waitForFunction('document.querySelector("main h1")?.textContent === "Keep its episodes in Up next?"', {
+    timeout: 5_000,
+  });
+  const subscribed = (await api.get('/v1/subscriptions')).body.subscriptions as { is_subscribed: boolean }[];
+  expect(subscribed.map((s) => s.is_subscribed)).toEqual([false]);
+}, 60_000);
+
+test('while an episode plays on between pages, an OPML file imported on Subscriptions is imported', async () => {
+  const { api, page } = await playingOnSubscriptions('wander-opml');
+  const file = path.join(tmpdir(), `castsync-wander-${process.pid}.opml`);
+  writeFileSync(
+    file,
+    '<?xml version="1.0"?><opml version="2.0"><head/><body><outline type="rss" text="Other" xmlUrl="https://example.org/other.xml"/></body></opml>',
+  );
+  const input = await page.$('#opml');
+  await (input as unknown as { uploadFile: (f: string) => Promise<void> }).uploadFile(file);
+  await page.click('form[action="/web/opml"] button');
+  await page.waitForFunction(
+    '[...document.querySelectorAll("main .notice")].some((n) => n.textContent === "Imported 1 of 1 feeds.")',
+    { timeout: 5_000 },
+  );
+  const urls = ((await api.get('/v1/subscriptions')).body.subscriptions as { feed_url: string }[]).map(
+    (s) => s.feed_url,
+  );
+  expect(urls).toContain('https://example.org/other.xml');
 }, 60_000);
