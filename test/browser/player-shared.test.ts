@@ -137,3 +137,22 @@ test('while an episode plays on between pages, an OPML file imported on Subscrip
   );
   expect(urls).toContain('https://example.org/other.xml');
 }, 60_000);
+
+test('"Mark played" on an episode opened with Play does not start it again from the beginning', async () => {
+  const { t } = world;
+  const u = await t.user('mark-after-play');
+  await subscribe(as(t, u));
+  const first = await itemId('First');
+  const page = await world.newPage();
+  await world.signIn(page, u, `/web/episodes/${first}?play=1`);
+  await page.waitForFunction(
+    '!document.getElementById("player").paused && document.getElementById("player").currentTime > 0.5',
+  );
+  await page.evaluate('document.getElementById("player").pause()');
+  expect(await submit(page, `form[action="/web/episodes/${first}/played"] button`)).toBe(200);
+  await page.waitForFunction('document.getElementById("player").readyState >= 1');
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await page.evaluate('document.getElementById("player").paused')).toBe(true);
+  expect(await page.$(`form[action="/web/episodes/${first}/played"]`)).toBeNull();
+  expect(new URL(page.url()).pathname).toBe(`/web/episodes/${first}`);
+}, 60_000);
