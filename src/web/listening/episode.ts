@@ -40,7 +40,8 @@ export function episodeRoutes(r: Router, ctx: ApiContext): void {
         declared: await feeds.declaredOf(ctx, episode.id),
         artwork: artworkOf(episode),
         notes: showNotes(episode.notes, { seek: episode.enclosureUrl !== null }),
-        back: req.originalUrl,
+        // Its forms come back to the page, never with `?play=1` (Play's link), which would start it again.
+        back: `/web/episodes/${episode.id}`,
         // queue.js: Up next's dragging, when that page is shown in place.
         scripts: ['/static/player.js', '/static/keep-playing.js', '/static/follow-along.js', '/static/queue.js'],
         when,

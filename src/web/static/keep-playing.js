@@ -9,6 +9,10 @@
   const audio = document.getElementById('player');
   if (!audio) return;
   const IN_PLACE = /^\/web\/(new|subscriptions(\/[^/]+\/episodes)?|in-progress|queue|favourites)$/;
+  // The buttons sent in place: each leads back to one of those pages. Any other form (a feed added, an OPML
+  // file, unsubscribing or deleting, which may ask about Up next) is sent as without script.
+  const BUTTON =
+    /^\/web\/(episodes\/\d+\/(favourite|queue|played)|new\/\d+\/dismiss|queue\/(clear|\d+\/(move|remove))|favourites\/clear|subscriptions\/[^/]+\/notifications)$/;
   const episodePage = location.pathname;
   let bar;
 
@@ -74,8 +78,10 @@
   document.addEventListener('submit', (event) => {
     const form = event.target;
     if (!started() || !bar || form.method.toLowerCase() !== 'post') return;
-    // Only the forms of the pages shown in place (a star, Up next's buttons, "Mark played").
+    // Only the buttons of the pages shown in place (a star, Up next's buttons, "Mark played").
     if (!document.querySelector('main').contains(form)) return;
+    const action = new URL(form.action, location.href);
+    if (action.origin !== location.origin || !BUTTON.test(action.pathname)) return;
     event.preventDefault();
     load(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form)) }, true);
   });

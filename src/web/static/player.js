@@ -44,8 +44,12 @@
   };
 
   // Positions the server could not be sent are kept in this browser, in order, and sent when it can be
-  // reached again (with this page's form token: the session's).
+  // reached again (with this page's form token: the session's). Each is the signed-in person's: a browser
+  // may be shared, and another person's waits until they sign in here again (one kept without a name, by an
+  // older release, cannot be told apart and is dropped).
   const PENDING = 'castsync-pending-positions';
+  const account = audio.dataset.account;
+  const mine = (entry) => entry.account === account;
   const pending = () => {
     try {
       return JSON.parse(localStorage.getItem(PENDING) ?? '[]');
@@ -70,11 +74,14 @@
     if (flushing) return;
     flushing = true;
     try {
-      for (let list = pending(); list.length > 0; list = pending()) {
-        const r = await post(list[0].url, list[0].fields);
+      keep(pending().filter((entry) => entry.account !== undefined));
+      for (let entry = pending().find(mine); entry; entry = pending().find(mine)) {
+        const r = await post(entry.url, entry.fields);
         // Refused (an episode gone, a session ended): dropped, or it would block the others for good.
         if (!r.ok && r.status !== 400 && r.status !== 404) break;
-        keep(pending().slice(1));
+        const list = pending();
+        list.splice(list.findIndex(mine), 1);
+        keep(list);
       }
     } catch {
       // Still unreachable: the next "online" tries again.
@@ -87,7 +94,7 @@
     return post(audio.dataset.save, fields).then(
       (r) => say(r.ok ? `Position saved: ${whole(audio.currentTime)} s.` : 'The position could not be saved.'),
       () => {
-        keep([...pending(), { url: audio.dataset.save, fields }]);
+        keep([...pending(), { account, url: audio.dataset.save, fields }]);
         say('The server cannot be reached: the position is kept in this browser and sent when it can be.');
       },
     );
@@ -115,7 +122,7 @@
   const leaving = () => {
     if (audio.paused) return;
     if (navigator.onLine) navigator.sendBeacon(audio.dataset.save, body());
-    else keep([...pending(), { url: audio.dataset.save, fields: Object.fromEntries(body()) }]);
+    else keep([...pending(), { account, url: audio.dataset.save, fields: Object.fromEntries(body()) }]);
   };
   window.addEventListener('pagehide', leaving);
   document.addEventListener('visibilitychange', () => {
