@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { Router } from 'express';
 import * as feeds from '../feeds/service';
 import type { ApiContext } from '../api-context';
+import { NotFound } from '../errors';
 import { route } from '../http/method';
 
 // Artwork thumbnails: small WebP copies of the artwork the pages show, made and kept by castsync
@@ -39,6 +40,9 @@ export function artworkRoutes(ctx: ApiContext): Router {
       const url = typeof req.query.u === 'string' ? req.query.u : '';
       const got = await feeds.thumbnail(ctx, url, Number(req.query.w));
       if ('fallback' in got) {
+        // For an image only: a link someone sends (a navigation) would otherwise take a signed-in person
+        // to whatever address a feed anyone can add names as its artwork (an open redirect).
+        if (req.get('sec-fetch-mode') === 'navigate') throw new NotFound();
         res.set('Cache-Control', 'no-cache').redirect(302, got.fallback);
         return;
       }

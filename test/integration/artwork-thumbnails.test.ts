@@ -191,6 +191,18 @@ describe('artwork that cannot be had: a redirect to the artwork itself, kept so 
     }
     expect(served(path)).toBe(1);
   });
+
+  it('a navigation to it (a link someone sent, not an image of a page) is not sent on to the artwork: 404', async () => {
+    const url = art.url('/page.png');
+    const asImage = await web.agent.get(thumb(url, 56)).set('Sec-Fetch-Mode', 'no-cors').redirects(0);
+    expect(asImage.status).toBe(302);
+    const opened = await web.agent
+      .get(thumb(url, 56))
+      .set({ 'Sec-Fetch-Mode': 'navigate', 'Sec-Fetch-Dest': 'document' })
+      .redirects(0);
+    expect(opened.status).toBe(404);
+    expect(opened.headers.location).toBeUndefined();
+  });
 });
 
 describe('the pages', () => {
