@@ -121,9 +121,17 @@ function duration(value: string | null): number | null {
   return seconds <= 2_147_483_647 ? seconds : null;
 }
 
+/**
+ * The years a stored date may have, 1 to 9999: PostgreSQL refuses year 0 and the signed years toISOString
+ * writes outside them, and one such item failed the whole fetch.
+ */
+const FIRST_DATE = new Date(0).setUTCFullYear(1, 0, 1);
+const AFTER_LAST_DATE = new Date(0).setUTCFullYear(10000, 0, 1);
+
+/** A publication date, or null: unreadable, or outside the years 1 to 9999 (a date no episode has). */
 function date(value: string | null): Date | null {
   const t = value === null ? NaN : Date.parse(value);
-  return Number.isNaN(t) ? null : new Date(t);
+  return Number.isNaN(t) || t < FIRST_DATE || t >= AFTER_LAST_DATE ? null : new Date(t);
 }
 
 /** An item, or null when it names neither a guid nor an enclosure (nothing to know it by). */
