@@ -134,9 +134,20 @@ function date(value: string | null): Date | null {
   return Number.isNaN(t) || t < FIRST_DATE || t >= AFTER_LAST_DATE ? null : new Date(t);
 }
 
-/** An item, or null when it names neither a guid nor an enclosure (nothing to know it by). */
+/**
+ * The most bytes of a key: it is indexed (feed_items, notification_events), and PostgreSQL refuses an
+ * index entry over 2,704 bytes, failing the whole fetch. A guid of 2,048 characters can be 6 KB, an
+ * enclosure URL percent-encoded longer still.
+ */
+const MAX_KEY_BYTES = 2048;
+const keyable = (s: string | null): s is string => s !== null && Buffer.byteLength(s) <= MAX_KEY_BYTES;
+
+/**
+ * An item, or null when it names neither a guid nor an enclosure (nothing to know it by); a guid or URL too
+ * long to index counts as none.
+ */
 function item(fields: Omit<FeedItem, 'key'>): FeedItem | null {
-  const key = fields.guid ?? fields.enclosureUrl;
+  const key = keyable(fields.guid) ? fields.guid : keyable(fields.enclosureUrl) ? fields.enclosureUrl : null;
   return key === null ? null : { key, ...fields };
 }
 

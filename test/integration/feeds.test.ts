@@ -542,6 +542,23 @@ describe('hostile items', () => {
     }
   }
 
+  test('an item known by a guid too long to index is known by its enclosure URL; one with no short key is skipped', async () => {
+    // 2,000 different CJK characters: 6,000 bytes that do not compress, over a btree entry's 2,704.
+    const long = Array.from({ length: 2000 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join('');
+    const { counts, row, items } = await fetchedOnce(
+      `<item><guid>${long}</guid><enclosure url="https://e.example/long-guid.mp3"/></item>
+       <item><guid>${long.slice(1)}</guid></item>
+       <item><enclosure url="https://e.example/${long.slice(0, 1500)}.mp3"/></item>
+       <item><guid>short</guid></item>`,
+    );
+    expect(counts).toEqual({ fetched: 1 });
+    expect(row).toMatchObject({ title: 'Hostile items', failures: 0 });
+    expect(items.map((i) => [i.item_key, i.guid])).toEqual([
+      ['https://e.example/long-guid.mp3', long],
+      ['short', 'short'],
+    ]);
+  });
+
   test('a publication date PostgreSQL cannot store counts as no date: the feed and its other items are kept', async () => {
     const { counts, row, items } = await fetchedOnce(
       `<item><guid>far-future</guid><pubDate>Sat, 01 Jan 10000 00:00:00 GMT</pubDate></item>
