@@ -1,7 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/service';
 import { cleanText } from '../text';
-import { showNotes } from './notes';
+import { showNotes, unescapeXml } from './notes';
 import { podloveChapters, webUrl, type Chapter } from './chapters';
 import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';
 
@@ -59,11 +59,19 @@ const parser = new XMLParser({
   attributeNamePrefix: '@',
   parseTagValue: false,
   parseAttributeValue: false,
-  // The five XML entities and character references only; entity declarations are refused before the
-  // parser sees them. The parser counts every reference as an expansion, so no cap on their number: a
-  // large feed of escaped text has hundreds of thousands, and none expands (each is longer than its text).
-  processEntities: { enabled: true, maxEntityCount: 1, maxTotalExpansions: Infinity, maxExpandedLength: 1_000_000 },
-  htmlEntities: false,
+  // The five XML entities and character references only, decoded in one pass as show notes are (notes.ts);
+  // what cannot be stored (&#0;) is removed afterwards (text). Entity declarations are refused before the
+  // parser sees them, and this decoder would expand none: there is no expansion to cap. The parser's own
+  // decoder left character references as they were unless HTML's entities were wanted too (a title showed
+  // "Don&#8217;t", an enclosure URL's "&#38;" began a fragment).
+  processEntities: { enabled: true, maxEntityCount: 1 },
+  entityDecoder: {
+    decode: unescapeXml,
+    reset: () => undefined,
+    setXmlVersion: () => undefined,
+    setExternalEntities: () => undefined,
+    addInputEntities: () => undefined,
+  },
   // Episodes' show notes: their markup is kept as raw text (notes.ts), not parsed.
   stopNodes: [
     '*.item.description',
