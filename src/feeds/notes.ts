@@ -12,7 +12,7 @@ const REFERENCE = /&(?:#(\d{1,8})|#x([\da-f]{1,7})|(lt|gt|amp|quot|apos));/gi;
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
 /** XML's five entities and its character references decoded (an impossible code point dropped). */
-function unescapeXml(s: string): string {
+export function unescapeXml(s: string): string {
   return s.replace(REFERENCE, (_, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
     if (name !== undefined) return NAMED[name.toLowerCase()]!;
     const code = dec !== undefined ? Number(dec) : parseInt(hex!, 16);

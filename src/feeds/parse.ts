@@ -1,7 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/service';
 import { cleanText } from '../text';
-import { showNotes } from './notes';
+import { showNotes, unescapeXml } from './notes';
 import { podloveChapters, webUrl, type Chapter } from './chapters';
 import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';
 
@@ -59,10 +59,19 @@ const parser = new XMLParser({
   attributeNamePrefix: '@',
   parseTagValue: false,
   parseAttributeValue: false,
-  // The five XML entities and character references only, with bounded expansion; entity declarations
-  // are refused before the parser sees them.
-  processEntities: { enabled: true, maxEntityCount: 1, maxTotalExpansions: 100_000, maxExpandedLength: 1_000_000 },
-  htmlEntities: false,
+  // The five XML entities and character references only, decoded in one pass as show notes are (notes.ts);
+  // what cannot be stored (&#0;) is removed afterwards (text). Entity declarations are refused before the
+  // parser sees them, and this decoder would expand none: there is no expansion to cap. The parser's own
+  // decoder left character references as they were unless HTML's entities were wanted too (a title showed
+  // "Don&#8217;t", an enclosure URL's "&#38;" began a fragment).
+  processEntities: { enabled: true, maxEntityCount: 1 },
+  entityDecoder: {
+    decode: unescapeXml,
+    reset: () => undefined,
+    setXmlVersion: () => undefined,
+    setExternalEntities: () => undefined,
+    addInputEntities: () => undefined,
+  },
   // Episodes' show notes: their markup is kept as raw text (notes.ts), not parsed.
   stopNodes: [
     '*.item.description',
@@ -121,14 +130,33 @@ function duration(value: string | null): number | null {
   return seconds <= 2_147_483_647 ? seconds : null;
 }
 
+/**
+ * The years a stored date may have, 1 to 9999: PostgreSQL refuses year 0 and the signed years toISOString
+ * writes outside them, and one such item failed the whole fetch.
+ */
+const FIRST_DATE = new Date(0).setUTCFullYear(1, 0, 1);
+const AFTER_LAST_DATE = new Date(0).setUTCFullYear(10000, 0, 1);
+
+/** A publication date, or null: unreadable, or outside the years 1 to 9999 (a date no episode has). */
 function date(value: string | null): Date | null {
   const t = value === null ? NaN : Date.parse(value);
-  return Number.isNaN(t) ? null : new Date(t);
+  return Number.isNaN(t) || t < FIRST_DATE || t >= AFTER_LAST_DATE ? null : new Date(t);
 }
 
-/** An item, or null when it names neither a guid nor an enclosure (nothing to know it by). */
+/**
+ * The most bytes of a key: it is indexed (feed_items, notification_events), and PostgreSQL refuses an
+ * index entry over 2,704 bytes, failing the whole fetch. A guid of 2,048 characters can be 6 KB, an
+ * enclosure URL percent-encoded longer still.
+ */
+const MAX_KEY_BYTES = 2048;
+const keyable = (s: string | null): s is string => s !== null && Buffer.byteLength(s) <= MAX_KEY_BYTES;
+
+/**
+ * An item, or null when it names neither a guid nor an enclosure (nothing to know it by); a guid or URL too
+ * long to index counts as none.
+ */
 function item(fields: Omit<FeedItem, 'key'>): FeedItem | null {
-  const key = fields.guid ?? fields.enclosureUrl;
+  const key = keyable(fields.guid) ? fields.guid : keyable(fields.enclosureUrl) ? fields.enclosureUrl : null;
   return key === null ? null : { key, ...fields };
 }
 

@@ -509,3 +509,68 @@ describe('finding new feeds in bounded steps', () => {
     expect(looks).toBe(3);
   });
 });
+
+describe('hostile items', () => {
+  const withItems = (items: string) => rss({ title: 'Hostile items' }).replace(/<item>.*<\/item>/, items);
+  const itemsOf = async (url: string) =>
+    (
+      await t.db.query<{ item_key: string; guid: string | null; published_at: Date | null }>(
+        `SELECT i.item_key, i.guid, i.published_at FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
+          WHERE f.feed_url = $1 ORDER BY i.ord`,
+        [url],
+      )
+    ).rows;
+
+  /** Serves the feed, subscribes to it and runs the fetcher: its counts, and the feed's row and items. */
+  async function fetchedOnce(items: string) {
+    const server = await feedServer({ '/feed': xml(withItems(items)) });
+    try {
+      const u = await t.user('hostile');
+      const url = server.url('/feed');
+      expect((await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: url }] })).status).toBe(200);
+      // This feed alone: the earlier tests' feeds on hosts that do not exist wait.
+      await discoverNewFeeds(t.db);
+      await t.db.query(
+        `UPDATE feeds SET next_fetch_at = now() + interval '1 day' WHERE next_fetch_at <= now() AND feed_url <> $1`,
+        [url],
+      );
+      const counts = await fetchAll();
+      const row = (await t.db.query('SELECT * FROM feeds WHERE feed_url = $1', [url])).rows[0];
+      return { counts, row, items: await itemsOf(url) };
+    } finally {
+      await server.close();
+    }
+  }
+
+  test('an item known by a guid too long to index is known by its enclosure URL; one with no short key is skipped', async () => {
+    // 2,000 different CJK characters: 6,000 bytes that do not compress, over a btree entry's 2,704.
+    const long = Array.from({ length: 2000 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join('');
+    const { counts, row, items } = await fetchedOnce(
+      `<item><guid>${long}</guid><enclosure url="https://e.example/long-guid.mp3"/></item>
+       <item><guid>${long.slice(1)}</guid></item>
+       <item><enclosure url="https://e.example/${long.slice(0, 1500)}.mp3"/></item>
+       <item><guid>short</guid></item>`,
+    );
+    expect(counts).toEqual({ fetched: 1 });
+    expect(row).toMatchObject({ title: 'Hostile items', failures: 0 });
+    expect(items.map((i) => [i.item_key, i.guid])).toEqual([
+      ['https://e.example/long-guid.mp3', long],
+      ['short', 'short'],
+    ]);
+  });
+
+  test('a publication date PostgreSQL cannot store counts as no date: the feed and its other items are kept', async () => {
+    const { counts, row, items } = await fetchedOnce(
+      `<item><guid>far-future</guid><pubDate>Sat, 01 Jan 10000 00:00:00 GMT</pubDate></item>
+       <item><guid>year-zero</guid><pubDate>0000-01-01T00:00:00Z</pubDate></item>
+       <item><guid>dated</guid><pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate></item>`,
+    );
+    expect(counts).toEqual({ fetched: 1 });
+    expect(row).toMatchObject({ title: 'Hostile items', failures: 0 });
+    expect(items.map((i) => [i.item_key, i.published_at?.toISOString() ?? null])).toEqual([
+      ['far-future', null],
+      ['year-zero', null],
+      ['dated', '2024-01-01T00:00:00.000Z'],
+    ]);
+  });
+});
