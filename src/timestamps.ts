@@ -27,10 +27,16 @@ export function parseTimestamp(value: string, { zonelessIsUtc = false } = {}): D
   const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
   date.setUTCFullYear(year); // Date.UTC reads years below 100 as 19xx
   if (sign) date.setTime(date.getTime() - (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000);
-  // Years 1 to 9999 once the offset is applied: what PostgreSQL's timestamptz, ISO 8601 without a sign and
-  // the gpodder timestamps out hold. A time beyond them, stored, would fail the whole statement.
+  return isStorable(date) ? date : undefined;
+}
+
+/**
+ * Whether a time is in the years 1 to 9999 in UTC: what PostgreSQL's timestamptz, ISO 8601 without a sign
+ * and the gpodder timestamps out hold. A time beyond them, stored, would fail the whole statement.
+ */
+export function isStorable(date: Date): boolean {
   const utcYear = date.getUTCFullYear();
-  return utcYear >= 1 && utcYear <= 9999 ? date : undefined;
+  return utcYear >= 1 && utcYear <= 9999;
 }
 
 /** UTC ISO 8601 with milliseconds: 2026-11-22T10:15:30.123Z. */

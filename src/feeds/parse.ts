@@ -1,6 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/service';
 import { cleanText } from '../text';
+import { isStorable } from '../timestamps';
 import { showNotes, unescapeXml } from './notes';
 import { podloveChapters, webUrl, type Chapter } from './chapters';
 import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';
@@ -131,16 +132,12 @@ function duration(value: string | null): number | null {
 }
 
 /**
- * The years a stored date may have, 1 to 9999: PostgreSQL refuses year 0 and the signed years toISOString
- * writes outside them, and one such item failed the whole fetch.
+ * A publication date, or null: unreadable, or outside the years 1 to 9999 (a date no episode has, which
+ * PostgreSQL refuses: one such item failed the whole fetch).
  */
-const FIRST_DATE = new Date(0).setUTCFullYear(1, 0, 1);
-const AFTER_LAST_DATE = new Date(0).setUTCFullYear(10000, 0, 1);
-
-/** A publication date, or null: unreadable, or outside the years 1 to 9999 (a date no episode has). */
 function date(value: string | null): Date | null {
-  const t = value === null ? NaN : Date.parse(value);
-  return Number.isNaN(t) || t < FIRST_DATE || t >= AFTER_LAST_DATE ? null : new Date(t);
+  const d = new Date(value === null ? NaN : Date.parse(value));
+  return Number.isNaN(d.getTime()) || !isStorable(d) ? null : d;
 }
 
 /**
