@@ -1,4 +1,6 @@
+import pg from 'pg';
 import type { Config } from '../config';
+import { isDatabaseUnavailable } from '../db/errors';
 import { withTransaction, type Db, type Tx } from '../db/pool';
 import type { TaskList } from '../jobs/worker';
 import { idleForeground, type Foreground } from '../jobs/foreground';
@@ -139,11 +141,16 @@ async function fetchOne(
       await repo.release(db, feed.url_hash);
       return 'deferred';
     }
-    if (!(err instanceof FetchFailed) && !(err instanceof FeedParseError)) throw err;
-    const outcome: Outcome = err instanceof FeedParseError ? 'invalid' : err.refused ? 'refused' : 'failed';
+    // The database refusing what this feed holds (a value no check foresaw) is the feed's fault too:
+    // thrown on, it would fail the whole run, and the feed would be taken again at once, for good.
+    const refusedByStore = err instanceof pg.DatabaseError && !isDatabaseUnavailable(err);
+    if (!(err instanceof FetchFailed) && !(err instanceof FeedParseError) && !refusedByStore) throw err;
+    const outcome: Outcome =
+      err instanceof FeedParseError ? 'invalid' : err instanceof FetchFailed && err.refused ? 'refused' : 'failed';
+    const reason = refusedByStore ? `could not be stored: ${err.message}` : err.message;
     const next = backoffSeconds(feed.failures + 1);
-    await repo.saveFailure(db, feed.url_hash, err.message, next);
-    log.warn({ outcome, reason: err.message, retryInSeconds: next }, 'feed fetch failed');
+    await repo.saveFailure(db, feed.url_hash, reason, next);
+    log.warn({ outcome, reason, retryInSeconds: next }, 'feed fetch failed');
     return outcome;
   }
 }

@@ -573,4 +573,27 @@ describe('hostile items', () => {
       ['dated', '2024-01-01T00:00:00.000Z'],
     ]);
   });
+
+  test("what the database refuses of a feed (any other such item) is that feed's failure, with its back-off; the run goes on", async () => {
+    // A refusal no check foresaw, played by a trigger: PostgreSQL refuses this one item as it would a value
+    // out of range.
+    await t.db.query(`CREATE FUNCTION refuse_item() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.item_key = 'refused' THEN RAISE EXCEPTION 'value out of range' USING ERRCODE = '22003'; END IF;
+        RETURN NEW;
+      END $$`);
+    await t.db.query(
+      'CREATE TRIGGER refuse_item BEFORE INSERT ON feed_items FOR EACH ROW EXECUTE FUNCTION refuse_item()',
+    );
+    try {
+      const { counts, row, items } = await fetchedOnce(`<item><guid>refused</guid></item>`);
+      expect(counts).toEqual({ failed: 1 });
+      expect(row).toMatchObject({ failures: 1, last_error: 'could not be stored: value out of range' });
+      expect(row.next_fetch_at.getTime()).toBeGreaterThan(Date.now() + 60_000);
+      expect(items).toEqual([]);
+    } finally {
+      await t.db.query('DROP TRIGGER refuse_item ON feed_items');
+      await t.db.query('DROP FUNCTION refuse_item()');
+    }
+  });
 });
