@@ -163,8 +163,12 @@ const hostOf = (url: string): string => {
   }
 };
 
-/** Runs `work` on every feed, at most `concurrency` at once and `perHost` at once per host. */
-async function politely(
+/**
+ * Runs `work` on every feed, at most `concurrency` at once and `perHost` at once per host. Once a work has
+ * failed, no other starts, and the failure is thrown when those under way have ended: none runs on after
+ * the run (outside its job, past the limits of the next).
+ */
+export async function politely(
   feeds: repo.FeedRow[],
   { concurrency, perHost }: { concurrency: number; perHost: number },
   work: (feed: repo.FeedRow) => Promise<void>,
@@ -172,21 +176,26 @@ async function politely(
   const waiting = [...feeds];
   const perHostActive = new Map<string, number>();
   let active = 0;
+  let failure: { err: unknown } | undefined;
   await new Promise<void>((resolve, reject) => {
     const pump = () => {
-      if (waiting.length === 0 && active === 0) return resolve();
-      while (active < concurrency) {
+      if (active === 0 && (failure || waiting.length === 0)) return failure ? reject(failure.err) : resolve();
+      while (!failure && active < concurrency) {
         const i = waiting.findIndex((f) => (perHostActive.get(hostOf(f.feed_url)) ?? 0) < perHost);
         if (i < 0) return;
         const feed = waiting.splice(i, 1)[0]!;
         const host = hostOf(feed.feed_url);
         active++;
         perHostActive.set(host, (perHostActive.get(host) ?? 0) + 1);
-        work(feed).then(() => {
+        const ended = () => {
           active--;
           perHostActive.set(host, perHostActive.get(host)! - 1);
           pump();
-        }, reject);
+        };
+        work(feed).then(ended, (err: unknown) => {
+          failure ??= { err };
+          ended();
+        });
       }
     };
     pump();
