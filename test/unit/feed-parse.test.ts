@@ -1,4 +1,4 @@
-import { parseFeed } from '../../src/feeds/parse';
+import { MAX_DOCUMENT_ITEMS, parseFeed } from '../../src/feeds/parse';
 
 // What parseFeed reads of a feed's text: the references XML has, however many a large feed holds.
 
@@ -38,4 +38,17 @@ test('character references are read as the characters they stand for, in text an
     title: "It's “here”, &#38; stays",
     enclosureUrl: 'https://e.example/a.mp3?a=1&b=2&c=3',
   });
+});
+
+test('a document of more items than a feed within the size cap can hold is refused before it is parsed', () => {
+  const empty = (n: number) => Array.from({ length: n }, (_, i) => `<item><guid>${i}</guid></item>`).join('');
+  expect(parseFeed(feed(empty(MAX_DOCUMENT_ITEMS))).items).toHaveLength(1000);
+  expect(() => parseFeed(feed(empty(MAX_DOCUMENT_ITEMS + 1)))).toThrow('more than 10000 items');
+  const atom = Buffer.from(
+    `<feed xmlns="http://www.w3.org/2005/Atom"><title>A feed</title>${Array.from(
+      { length: MAX_DOCUMENT_ITEMS + 1 },
+      (_, i) => `<entry><id>${i}</id></entry>`,
+    ).join('')}</feed>`,
+  );
+  expect(() => parseFeed(atom)).toThrow('more than 10000 items');
 });
