@@ -30,15 +30,16 @@ export async function signInVouched(db: Db, who: Vouched, policy: SignInPolicy):
     const { provider } = who;
     let userId = provider && (await repo.findLinkedUser(tx, provider.issuer, provider.subject));
     if (userId === undefined) {
+      // Before any lookup: no user has such a name, and one the database cannot hold (U+0000) fails its query.
+      if (!USERNAME.test(who.username)) {
+        throw new SignInRefused(
+          `You are known as "${who.username}", which is not a castsync username (1-64 characters of ` +
+            'A-Z a-z 0-9 . _ -): the administrator can choose another claim or header that names you.',
+        );
+      }
       userId = (await findUserByName(tx, who.username))?.id;
       if (userId === undefined) {
         await refuseArchivedName(tx, who.username);
-        if (!USERNAME.test(who.username)) {
-          throw new SignInRefused(
-            `You are known as "${who.username}", which is not a castsync username (1-64 characters of ` +
-              'A-Z a-z 0-9 . _ -): the administrator can choose another claim or header that names you.',
-          );
-        }
         if (!policy.createUsers) {
           throw new SignInRefused(
             `There is no castsync user ${who.username}, and this server does not create users at sign-in: ` +
