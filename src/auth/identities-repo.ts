@@ -19,13 +19,18 @@ export async function linkedSubject(db: Queryable, userId: number, issuer: strin
   return r.rows[0]?.subject;
 }
 
-export async function link(db: Queryable, userId: number, issuer: string, subject: string): Promise<void> {
-  // A second sign-in of the same person at the same moment links the same way.
-  await db.query('INSERT INTO user_identities (issuer, subject, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-    issuer,
-    subject,
-    userId,
-  ]);
+/**
+ * Links the user to the person; false when a sign-in at the same moment linked the user to another person,
+ * or the person to another user (a second sign-in of the same person, linking the same way, is true).
+ */
+export async function link(db: Queryable, userId: number, issuer: string, subject: string): Promise<boolean> {
+  const made = await db.query(
+    'INSERT INTO user_identities (issuer, subject, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+    [issuer, subject, userId],
+  );
+  if (made.rowCount === 1) return true;
+  // The conflicting link, committed by the other sign-in, is seen by this new statement.
+  return (await findLinkedUser(db, issuer, subject)) === userId;
 }
 
 /** The user of this name, created without a password if there is none: its id. */

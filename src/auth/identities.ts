@@ -55,7 +55,11 @@ export async function signInVouched(db: Db, who: Vouched, policy: SignInPolicy):
               'ask the administrator.',
           );
         }
-        await repo.link(tx, userId, provider.issuer, provider.subject);
+        if (!(await repo.link(tx, userId, provider.issuer, provider.subject))) {
+          throw new SignInRefused(
+            `Another sign-in linked the castsync user ${who.username}, or you, at the same moment: sign in again.`,
+          );
+        }
       }
     }
     if (who.admin !== undefined) await repo.setAdmin(tx, userId, who.admin);

@@ -255,6 +255,43 @@ describe('how a vouched-for person is linked to a user', () => {
     expect(await signInVouched(t.db, elsewhere, { createUsers: false })).toBe(u.id);
   });
 
+  test('two people of one name signing in for the first time at once: the second is refused, not let in', async () => {
+    const u = await t.user('race');
+    const issuer = 'https://race.example';
+    // The first person's sign-in has linked the user and not committed yet when the second one's looks.
+    const first = await t.db.connect();
+    try {
+      await first.query('BEGIN');
+      await first.query('INSERT INTO user_identities (issuer, subject, user_id) VALUES ($1, $2, $3)', [
+        issuer,
+        'first',
+        u.id,
+      ]);
+      const second = signInVouched(
+        t.db,
+        { username: u.name, provider: { issuer, subject: 'second' } },
+        { createUsers: false },
+      ).then(
+        (userId) => ({ userId }),
+        (err: unknown) => ({ err }),
+      );
+      // The second sign-in waits on the first one's link.
+      for (let i = 0; i < 200; i++) {
+        const r = await t.db.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        if (r.rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await first.query('COMMIT');
+      expect(await second).toEqual({ err: expect.any(SignInRefused) });
+    } finally {
+      first.release();
+    }
+    const links = await t.db.query('SELECT subject FROM user_identities WHERE user_id = $1', [u.id]);
+    expect(links.rows).toEqual([{ subject: 'first' }]);
+  });
+
   test('a name that cannot be a username is refused, saying why', async () => {
     await expect(signInVouched(t.db, { username: 'ada@example.org' }, { createUsers: true })).rejects.toThrow(
       SignInRefused,
