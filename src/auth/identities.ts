@@ -1,6 +1,6 @@
 import { withTransaction, type Db } from '../db/pool';
 import { SignInRefused } from '../errors';
-import { refuseArchivedName } from './idle';
+import { refuseArchivedIdentity, refuseArchivedName } from './idle';
 import * as repo from './identities-repo';
 import { findUserByName } from './repo';
 import { USERNAME } from './credentials';
@@ -30,7 +30,9 @@ export async function signInVouched(db: Db, who: Vouched, policy: SignInPolicy):
     const { provider } = who;
     let userId = provider && (await repo.findLinkedUser(tx, provider.issuer, provider.subject));
     if (userId === undefined) {
-      // Before any lookup: no user has such a name, and one the database cannot hold (U+0000) fails its query.
+      if (provider) await refuseArchivedIdentity(tx, provider.issuer, provider.subject);
+      // Before the name is looked up: no user has such a name, and one the database cannot hold (U+0000)
+      // fails its query.
       if (!USERNAME.test(who.username)) {
         throw new SignInRefused(
           `You are known as "${who.username}", which is not a castsync username (1-64 characters of ` +

@@ -90,6 +90,20 @@ export async function findArchived(db: Queryable, username: string): Promise<Arc
   return r.rows[0];
 }
 
+/** The archived account linked to this person at this identity provider, if any. */
+export async function findArchivedIdentity(
+  db: Queryable,
+  issuer: string,
+  subject: string,
+): Promise<{ username: string; archived_at: Date } | undefined> {
+  const r = await db.query<{ username: string; archived_at: Date }>(
+    `SELECT username, archived_at FROM archived_accounts
+      WHERE identities @> jsonb_build_array(jsonb_build_object('issuer', $1::text, 'subject', $2::text))`,
+    [issuer, subject],
+  );
+  return r.rows[0];
+}
+
 /** The archive an archived account keeps in the database (gzip-compressed), if it keeps one. */
 export async function storedArchive(db: Queryable, username: string): Promise<Buffer | undefined> {
   const r = await db.query<{ archive: Buffer | null }>('SELECT archive FROM archived_accounts WHERE username = $1', [

@@ -57,6 +57,15 @@ export async function refuseArchivedName(db: Queryable, username: string): Promi
   if (archived) throw new AccountArchived(username, archived.archived_at);
 }
 
+/**
+ * Throws AccountArchived when the person an identity provider vouches for is linked to an archived account
+ * (whatever the provider calls them now): they are that account's, not a new user's.
+ */
+export async function refuseArchivedIdentity(db: Queryable, issuer: string, subject: string): Promise<void> {
+  const archived = await repo.findArchivedIdentity(db, issuer, subject);
+  if (archived) throw new AccountArchived(archived.username, archived.archived_at);
+}
+
 /** An archived account's name stays its own: no new user takes it while it may be restored. */
 export async function checkNameFree(db: Queryable, username: string): Promise<void> {
   if (await repo.findArchived(db, username)) {

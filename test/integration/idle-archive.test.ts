@@ -555,6 +555,14 @@ describe('signing in to an archived account', () => {
     expect(await t.db.query('SELECT 1 FROM users WHERE username = $1', [u.name])).toMatchObject({ rowCount: 0 });
   });
 
+  test('single sign-on of the same person, renamed at the provider, says so too: no new user takes their link', async () => {
+    const renamed = { username: `${u.name}-renamed`, provider: { issuer: 'https://id.example', subject: 'gone' } };
+    await expect(signInVouched(t.db, renamed, { createUsers: true })).rejects.toThrow(archivedMessage());
+    expect(await t.db.query('SELECT 1 FROM users WHERE username = $1', [renamed.username])).toMatchObject({
+      rowCount: 0,
+    });
+  });
+
   test('restored, the person signs in as before (identity link too)', async () => {
     await restoreArchived(admin, u.name, restoreOpts);
     expect((await request(t.app).get('/v1/subscriptions').set('Authorization', `Bearer ${u.appPassword}`)).status).toBe(
