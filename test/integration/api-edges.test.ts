@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // Edges of the API's input that the contracts answer (../shared/CONTRACT.md, ../shared/CONTRACT-gpodder.md)
 // and that no broader test reaches: each one once answered differently.
@@ -31,5 +31,31 @@ describe('a body whose Content-Encoding does not decode', () => {
     expectError(await corrupt(`/api/2/subscriptions/${u.name}/phone.json`, 'gzip'), 400);
     expectError(await corrupt(`/api/2/episodes/${u.name}.json`, 'deflate'), 400);
     expectError(await corrupt('/index.php/apps/gpoddersync/subscription_change/create', 'gzip'), 400);
+  });
+});
+
+describe('gpodder since past the year 9999', () => {
+  // 999999999999 s is in the year 33658: a whole number of seconds, which the contract accepts.
+  const far = '999999999999';
+  test('episode actions (gpodder and Nextcloud) and subscriptions: 200 with nothing, never a 500', async () => {
+    const me = as(t, u);
+    await me.post(`/api/2/episodes/${u.name}.json`, [
+      { podcast: 'https://far.example/feed', episode: 'https://far.example/1.mp3', action: 'download' },
+    ]);
+    for (const path of [
+      `/api/2/episodes/${u.name}.json?since=${far}`,
+      `/api/2/episodes/${u.name}.json?since=${far}&aggregated=true`,
+      `/index.php/apps/gpoddersync/episode_action?since=${far}`,
+    ]) {
+      const r = await me.get(path);
+      expect({ path, status: r.status, body: r.body }).toEqual({
+        path,
+        status: 200,
+        body: { actions: [], timestamp: expect.any(Number) },
+      });
+    }
+    const subs = await me.get(`/api/2/subscriptions/${u.name}/phone.json?since=${far}`);
+    expect(subs.status).toBe(200);
+    expect(subs.body).toMatchObject({ add: [], remove: [] });
   });
 });
