@@ -59,3 +59,14 @@ describe('gpodder since past the year 9999', () => {
     expect(subs.body).toMatchObject({ add: [], remove: [] });
   });
 });
+
+test('/v1/capabilities with a method it does not answer: 405 with Allow, as every known path', async () => {
+  for (const method of ['post', 'put', 'patch', 'delete', 'options'] as const) {
+    const r = await request(t.app)[method]('/v1/capabilities');
+    expectError(r, 405, 'Method not allowed');
+    expect(r.headers.allow).toBe('GET, HEAD');
+    expect(r.headers['cache-control']).toBe('no-store');
+  }
+  expect((await request(t.app).get('/v1/capabilities')).status).toBe(200);
+  expect((await request(t.app).head('/v1/capabilities')).status).toBe(200);
+});
