@@ -70,3 +70,19 @@ test('/v1/capabilities with a method it does not answer: 405 with Allow, as ever
   expect((await request(t.app).get('/v1/capabilities')).status).toBe(200);
   expect((await request(t.app).head('/v1/capabilities')).status).toBe(200);
 });
+
+test('episode actions filtered by a device id outside the id rules: 400, as every other device id', async () => {
+  const me = as(t, u);
+  await me.post(`/api/2/episodes/${u.name}.json`, [
+    { podcast: 'https://dev.example/feed', episode: 'https://dev.example/1.mp3', action: 'new', device: 'phone' },
+  ]);
+  for (const device of ['bad device', 'x'.repeat(65), 'a/b', 'ünï']) {
+    const r = await me.get(`/api/2/episodes/${u.name}.json?device=${encodeURIComponent(device)}`);
+    expectError(r, 400, /^Invalid device/);
+  }
+  // An id within the rules filters, an empty one filters nothing (docs/clients.md).
+  expect((await me.get(`/api/2/episodes/${u.name}.json?device=tablet.local`)).status).toBe(200);
+  expect((await me.get(`/api/2/episodes/${u.name}.json?device=`)).body.actions).toEqual(
+    expect.arrayContaining([expect.objectContaining({ episode: 'https://dev.example/1.mp3', device: 'phone' })]),
+  );
+});
