@@ -86,3 +86,24 @@ test('episode actions filtered by a device id outside the id rules: 400, as ever
     expect.arrayContaining([expect.objectContaining({ episode: 'https://dev.example/1.mp3', device: 'phone' })]),
   );
 });
+
+test('a subscription upload of over 10,000 URLs in add and remove together: 400, and nothing of it applied', async () => {
+  const me = as(t, u);
+  const urls = (list: string, n: number) => Array.from({ length: n }, (_, i) => `https://${list}.example/${i}`);
+  for (const path of [
+    `/api/2/subscriptions/${u.name}/phone.json`,
+    '/index.php/apps/gpoddersync/subscription_change/create',
+  ]) {
+    const r = await me.post(path, { add: urls('many-added', 6000), remove: urls('many-removed', 4001) });
+    expectError(r, 400, /10000 URLs/);
+  }
+  expect((await me.get(`/api/2/subscriptions/${u.name}/phone.json`)).body.add).not.toContain(
+    'https://many-added.example/0',
+  );
+  // 10,000 in all is within the cap.
+  const r = await me.post(`/api/2/subscriptions/${u.name}/phone.json`, {
+    add: urls('many-added', 6000),
+    remove: urls('many-removed', 4000),
+  });
+  expect(r.status).toBe(200);
+});
