@@ -107,3 +107,18 @@ test('a subscription upload of over 10,000 URLs in add and remove together: 400,
   });
   expect(r.status).toBe(200);
 });
+
+test('a deletion id of 16 digits or more, or with leading zeros, is a whole number the user does not have: 404', async () => {
+  const me = as(t, u);
+  for (const id of [
+    '9007199254740991',
+    '9223372036854775807',
+    '9223372036854775808',
+    '1'.repeat(40),
+    '0'.repeat(20) + '7',
+  ]) {
+    expectError(await me.get(`/v1/deletions/${id}`), 404, 'Resource not found');
+  }
+  // Not a whole number: the path cannot be validated.
+  for (const id of ['-1', '1.5', '1e3', 'abc']) expectError(await me.get(`/v1/deletions/${id}`), 405);
+});
