@@ -122,3 +122,33 @@ test('a deletion id of 16 digits or more, or with leading zeros, is a whole numb
   // Not a whole number: the path cannot be validated.
   for (const id of ['-1', '1.5', '1e3', 'abc']) expectError(await me.get(`/v1/deletions/${id}`), 405);
 });
+
+test('gpodder bodies are JSON whatever their Content-Type says, a charset other than UTF-8 included', async () => {
+  const me = as(t, u);
+  const send = (path: string, type: string, body: unknown) =>
+    request(t.app).post(path).set('Authorization', u.basic).set('Content-Type', type).send(JSON.stringify(body));
+  // Apache HttpClient's StringEntity labels its text so by default.
+  const types = ['text/plain; charset=ISO-8859-1', 'application/x-www-form-urlencoded; charset=windows-1252'];
+  for (const [i, type] of types.entries()) {
+    const feed = `https://charset${i}.example/feed`;
+    const upload = await send(`/api/2/subscriptions/${u.name}/phone.json`, type, { add: [feed], remove: [] });
+    expect({ type, status: upload.status }).toEqual({ type, status: 200 });
+    const nc = await send('/index.php/apps/gpoddersync/subscription_change/create', type, { add: [feed + '2'] });
+    expect({ type, status: nc.status }).toEqual({ type, status: 200 });
+    const actions = await send(`/api/2/episodes/${u.name}.json`, type, [
+      { podcast: feed, episode: `${feed}/1.mp3`, action: 'download' },
+    ]);
+    expect({ type, status: actions.status, skipped: actions.body.skipped }).toEqual({
+      type,
+      status: 200,
+      skipped: undefined,
+    });
+    const device = await send(`/api/2/devices/${u.name}/charset${i}.json`, type, {
+      caption: 'Charset',
+      type: 'mobile',
+    });
+    expect({ type, status: device.status }).toEqual({ type, status: 200 });
+  }
+  const added = (await me.get(`/api/2/subscriptions/${u.name}/phone.json`)).body.add as string[];
+  expect(added).toEqual(expect.arrayContaining(['https://charset0.example/feed', 'https://charset1.example/feed2']));
+});
