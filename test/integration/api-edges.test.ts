@@ -152,3 +152,10 @@ test('gpodder bodies are JSON whatever their Content-Type says, a charset other 
   const added = (await me.get(`/api/2/subscriptions/${u.name}/phone.json`)).body.add as string[];
   expect(added).toEqual(expect.arrayContaining(['https://charset0.example/feed', 'https://charset1.example/feed2']));
 });
+
+test('the gpodder directory routes (search, toplist) answer Cache-Control: no-store, as every gpodder answer', async () => {
+  for (const path of ['/toplist/10.json', '/toplist.opml', '/search.json', '/toplist/x.json']) {
+    const r = await request(t.app).get(path);
+    expect({ path, cacheControl: r.headers['cache-control'] }).toEqual({ path, cacheControl: 'no-store' });
+  }
+});
