@@ -8,6 +8,7 @@ import { error, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { buildOpml, escapeXml } from '../opml/service';
 import { BadRequest, NotFound } from './errors';
+import { noStore } from './http';
 import { searchLimit } from './address-limits';
 
 // gpodder.net's public directory calls, as mygpo serves them (mygpo/api/simple.py): `/search.{format}?q=`
@@ -80,6 +81,7 @@ export function directoryRoutes(ctx: ApiContext): Router {
   const limit = searchLimit();
   route(r, '/search.:format', {
     get: [
+      noStore,
       limit,
       async (req, res) => {
         const fmt = format(req.params.format);
@@ -108,19 +110,25 @@ export function directoryRoutes(ctx: ApiContext): Router {
       ),
     );
   route(r, '/toplist/:count.:format', {
-    get: async (req, res) => {
-      const count = String(req.params.count);
-      if (!/^\d{1,6}$/.test(count)) throw new NotFound();
-      // As gpodder.net: 1 to 100; more is 100.
-      const out = await top(Math.max(1, Math.min(MAX_TOPLIST, Number(count))), format(req.params.format), req);
-      res.type(out.type).send(out.body);
-    },
+    get: [
+      noStore,
+      async (req, res) => {
+        const count = String(req.params.count);
+        if (!/^\d{1,6}$/.test(count)) throw new NotFound();
+        // As gpodder.net: 1 to 100; more is 100.
+        const out = await top(Math.max(1, Math.min(MAX_TOPLIST, Number(count))), format(req.params.format), req);
+        res.type(out.type).send(out.body);
+      },
+    ],
   });
   route(r, '/toplist.:format', {
-    get: async (req, res) => {
-      const out = await top(50, format(req.params.format), req);
-      res.type(out.type).send(out.body);
-    },
+    get: [
+      noStore,
+      async (req, res) => {
+        const out = await top(50, format(req.params.format), req);
+        res.type(out.type).send(out.body);
+      },
+    ],
   });
   return r;
 }

@@ -33,6 +33,12 @@ const text = (v: unknown, name: string): string | undefined => {
   return v;
 };
 
+/** The `device` filter: a device id by its rules (400 otherwise), or empty, which filters nothing. */
+const deviceFilter = (v: unknown): string | undefined => {
+  const device = text(v, 'device');
+  return device === undefined || device === '' ? device : devices.checkDeviceId(device);
+};
+
 /**
  * The download's answer from its first pages and the rest: the same bytes as one string would be. Each
  * page goes as PostgreSQL wrote it, the brackets and commas as pieces of their own: a page joined to
@@ -104,7 +110,7 @@ function downloadActions(ctx: ApiContext): RequestHandler {
     const pages = episodes.since(ctx.db, currentUser(req), {
       since: parseSince(query.since),
       podcast: text(query.podcast, 'podcast'),
-      device: text(query.device, 'device'),
+      device: deviceFilter(query.device),
       aggregated: flag(query.aggregated),
     });
     // Two pieces read before the status: an error until then is answered as any other.
@@ -181,8 +187,11 @@ export const documentEpisodes: Documenter = (r) => {
     podcast: z.string().optional().openapi({ description: "One podcast's actions (any URL its subscription has had)" }),
     device: z
       .string()
+      .regex(/^([A-Za-z0-9._-]{1,64})?$/)
       .optional()
-      .openapi({ description: "One device's actions, and those uploaded naming no device (the account's)" }),
+      .openapi({
+        description: "One device's actions, and those uploaded naming no device (the account's); empty: all",
+      }),
     aggregated: z
       .string()
       .optional()
@@ -190,7 +199,7 @@ export const documentEpisodes: Documenter = (r) => {
   });
   path('get', '/api/2/episodes/{user}.json', 'Episode actions since a time', {
     request: { ...byUser, query: episodesQuery },
-    responses: { 200: actionsResponse, 400: error('Bad since'), ...authErrors },
+    responses: { 200: actionsResponse, 400: error('Bad since, podcast or device'), ...authErrors },
   });
   path('post', '/api/2/episodes/{user}.json', 'Upload episode actions (per action)', {
     description: 'Every valid action is stored; an invalid one is skipped, logged and named in `skipped`.',

@@ -7,7 +7,7 @@ import {
   NotFound as DomainNotFound,
   TooManyFailures,
 } from '../errors';
-import { HttpError, isUndecodablePath } from '../http/errors';
+import { HttpError, isUndecodableBody, isUndecodablePath } from '../http/errors';
 import type { RequestPart } from '../http/text-edge';
 
 // gpodder.net's errors (../shared/CONTRACT-gpodder.md, section 3): the statuses mygpo uses with the
@@ -47,6 +47,7 @@ export function gpodderError(err: unknown): HttpError | undefined {
     return new HttpError(429, 'Too many requests', { 'Retry-After': String(err.retryAfter) });
   }
   if (isUndecodablePath(err)) return new BadRequest('The path is not percent-encoded UTF-8');
+  if (isUndecodableBody(err)) return new BadRequest('The body could not be read');
   const type = (err as { type?: unknown }).type;
   if (type === 'entity.too.large') return new HttpError(413, 'Request body is larger than 4 MiB');
   if (type === 'entity.parse.failed') return new BadRequest('The body is not valid JSON');

@@ -10,11 +10,16 @@ const BODY_LIMIT = '4mb';
 const json = jsonParser({ type: () => true, limit: BODY_LIMIT, strict: false });
 
 /**
- * JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text).
+ * JSON whatever the Content-Type (mygpoclient labels JSON as a form, AntennaPod's login as plain/text),
+ * its charset included.
  * An empty body is no body, which each route reads as its contract says (`{}`, or `[]` for a list), not
  * the parser's `{}`: that would make an empty batch of episode actions a body of the wrong shape.
  */
 export const anyJson: RequestHandler = (req, res, next) => {
+  // JSON is UTF-8 (RFC 8259): a charset the label names besides (ISO-8859-1 is Apache HttpClient's default
+  // for text, `utf8` a common misspelling) is no reason to refuse the body, as the parser would with a 415.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  if (charset !== undefined && !/^utf-/i.test(charset)) req.headers['content-type'] = 'application/json';
   json(req, res, (err?: unknown) => {
     if (err === undefined && req.headers['content-length'] === '0') req.body = undefined;
     next(err);

@@ -5,7 +5,13 @@ import { MAX_URLS } from './feeds';
 // Any string: a URL the URL rules refuse is skipped and named in update_urls, never the whole upload.
 const urls = z.array(z.string()).max(MAX_URLS).default([]);
 
-export const changesBody = z.object({ add: urls, remove: urls }).openapi('GpodderSubscriptionChanges');
+// The cap is the request's (../shared/CONTRACT-gpodder.md, section 3): both lists together.
+export const changesBody = z
+  .object({ add: urls, remove: urls })
+  .refine((b) => b.add.length + b.remove.length <= MAX_URLS, {
+    message: `at most ${MAX_URLS} URLs in add and remove together`,
+  })
+  .openapi('GpodderSubscriptionChanges');
 export const changesResponse = z
   .object({ add: z.array(z.string()), remove: z.array(z.string()), timestamp: z.number().int() })
   .openapi('GpodderSubscriptionDelta');

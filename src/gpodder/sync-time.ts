@@ -1,8 +1,13 @@
+import { isStorable } from '../timestamps';
 import { BadRequest } from './errors';
+
+/** The last second PostgreSQL and the timestamps out hold (isStorable): nothing changes after it. */
+const LAST_STORABLE = new Date(Date.UTC(9999, 11, 31, 23, 59, 59));
 
 /**
  * `since` as gpodder and Nextcloud clients send it: whole Unix seconds. Missing or 0 is everything
- * (undefined); anything else that is not a whole number is a 400.
+ * (undefined); anything else that is not a whole number is a 400. A time past the year 9999 is read as that
+ * year's last second, at or after which nothing is stamped: PostgreSQL refuses the time itself.
  */
 export function parseSince(raw: unknown): Date | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -10,7 +15,9 @@ export function parseSince(raw: unknown): Date | undefined {
     throw new BadRequest('Invalid since: a whole number of seconds since 1970');
   }
   const seconds = Number(raw);
-  return seconds === 0 ? undefined : new Date(seconds * 1000);
+  if (seconds === 0) return undefined;
+  const since = new Date(seconds * 1000);
+  return isStorable(since) ? since : LAST_STORABLE;
 }
 
 /**

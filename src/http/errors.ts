@@ -24,3 +24,12 @@ export class MethodNotAllowed extends HttpError {
 
 /** The router's error for a path parameter that is not percent-encoded UTF-8 (`%ED%A0%80`, `%FF`). */
 export const isUndecodablePath = (err: unknown): boolean => err instanceof URIError;
+
+/**
+ * The body parser's error for a body its Content-Encoding (gzip, deflate, br) does not decode: zlib's
+ * error, which the parser passes on with no `type` of its own. The client's bad input, never a fault.
+ */
+export const isUndecodableBody = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (err as { status?: unknown } | null)?.status === 400 && typeof code === 'string' && code.startsWith('Z_');
+};

@@ -4,6 +4,7 @@ import { deletionStatus } from '../deletions/service';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { error, json, type Documenter } from '../http/openapi';
+import { NotFound } from './errors';
 import { parsePath } from './validate';
 import { authErrors, secured } from './auth';
 import { deletionParams, deletionStatusResponse } from './schemas';
@@ -16,6 +17,7 @@ export function deletionRoutes(ctx: ApiContext, user: RequestHandler): Router {
     {
       get: async (req, res) => {
         const { id } = parsePath(deletionParams, req.params);
+        if (id === undefined) throw new NotFound();
         const d = await deletionStatus(ctx.db, currentUser(req), id);
         res.json({ deletion_id: d.id, status: d.status, message: d.message });
       },

@@ -7,7 +7,7 @@ import {
   NotFound as DomainNotFound,
   TooManyFailures,
 } from '../errors';
-import { HttpError, isUndecodablePath } from '../http/errors';
+import { HttpError, isUndecodableBody, isUndecodablePath } from '../http/errors';
 import type { RequestPart } from '../http/text-edge';
 
 // The Open Podcast API's errors (docs: ../shared/CONTRACT.md): its statuses, messages and challenge, and
@@ -108,6 +108,7 @@ export function opaError(err: unknown): HttpError | undefined {
   if (err instanceof AccountArchived) return new Archived(err);
   if (err instanceof TooManyFailures) return new TooManyRequests(err.retryAfter);
   if (isUndecodablePath(err)) return new ValidationFailed('the path is not percent-encoded UTF-8');
+  if (isUndecodableBody(err)) return new ValidationFailed('the body could not be read');
   const body = err as { type?: unknown; limit?: unknown };
   // An OPML upload takes 4 MiB, every JSON body 1 MiB: the parser says which limit it hit.
   return fromBodyParser(body.type, body.limit === 4 * 1024 * 1024 ? '4 MiB' : '1 MiB');

@@ -3,6 +3,7 @@ import type { ApiContext } from '../api-context';
 import { notFound } from '../http/error-handler';
 import { UnsupportedMediaType } from './errors';
 import type { AuthLimits } from '../http/limits';
+import { route } from '../http/method';
 import { json, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
 import { accountRoutes, documentAccount } from './account';
@@ -42,22 +43,24 @@ export function opaRouter(ctx: ApiContext, limits: AuthLimits): Router {
     next();
   });
   v1.use(storableInput(urlRefused));
-  v1.get('/capabilities', (_req, res) => {
-    res.json({
-      capabilities: {
-        'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } },
-        // GET and POST /v1/episodes in the shape of the episodes draft, which may change (docs/clients.md).
-        'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
-        // POST and GET /api/v1/sync in the shape of the sync draft, which may change (docs/opa-sync.md).
-        'urn:opa:sync': { '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } },
-        // GET /v1/stats, castsync's own listening statistics (docs/stats.md).
-        'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
-        // /v1/queue, Up next kept for every device, proposed for the Open Podcast API (docs/queue.md).
-        'urn:castsync:queue': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
-        // /v1/account/settings, new-episode notifications among them (docs/notifications.md).
-        'urn:castsync:account-settings': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
-      },
-    });
+  route(v1, '/capabilities', {
+    get: (_req, res) => {
+      res.json({
+        capabilities: {
+          'urn:opa:core': { '0.1.0': { status: 'STABLE', root: '/v1' } },
+          // GET and POST /v1/episodes in the shape of the episodes draft, which may change (docs/clients.md).
+          'urn:opa:episodes': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+          // POST and GET /api/v1/sync in the shape of the sync draft, which may change (docs/opa-sync.md).
+          'urn:opa:sync': { '0.0.0-draft': { status: 'UNSTABLE', root: '/api/v1' } },
+          // GET /v1/stats, castsync's own listening statistics (docs/stats.md).
+          'urn:castsync:stats': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+          // /v1/queue, Up next kept for every device, proposed for the Open Podcast API (docs/queue.md).
+          'urn:castsync:queue': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+          // /v1/account/settings, new-episode notifications among them (docs/notifications.md).
+          'urn:castsync:account-settings': { '0.0.0-draft': { status: 'UNSTABLE', root: '/v1' } },
+        },
+      });
+    },
   });
   const user = requireUser(ctx, limits.failedAuth);
   // OPML comes in as XML, before JSON bodies are required.

@@ -157,11 +157,17 @@ export const deletionStatusResponse = z
   })
   .openapi('DeletionStatus');
 
-/** The deletion id in the path. */
+/**
+ * The deletion id in the path: any whole number. One past the numbers ids are read as (2^53 - 1) is no id
+ * this server gave, undefined here and "not found" to the client, as any other id the user does not have.
+ */
 export const deletionParams = z.object({
   id: z
     .string()
-    .regex(/^\d{1,15}$/, { error: 'the deletion id is not a whole number' })
-    .transform(Number)
+    .regex(/^\d+$/, { error: 'the deletion id is not a whole number' })
+    .transform((s) => {
+      const id = Number(s);
+      return Number.isSafeInteger(id) ? id : undefined;
+    })
     .openapi({ type: 'string', example: '42' }),
 });
