@@ -158,16 +158,19 @@ export const deletionStatusResponse = z
   .openapi('DeletionStatus');
 
 /**
- * The deletion id in the path: any whole number. One past the numbers ids are read as (2^53 - 1) is no id
- * this server gave, undefined here and "not found" to the client, as any other id the user does not have.
+ * An id in the path (`what`: "deletion", "session"): any whole number. One past the numbers ids are read as
+ * (2^53 - 1) is no id this server gave, undefined here and "not found" to the client, as any other id the
+ * user does not have.
  */
-export const deletionParams = z.object({
-  id: z
+export const idInPath = (what: string, example: string) =>
+  z
     .string()
-    .regex(/^\d+$/, { error: 'the deletion id is not a whole number' })
+    .regex(/^\d+$/, { error: `the ${what} id is not a whole number` })
     .transform((s) => {
       const id = Number(s);
       return Number.isSafeInteger(id) ? id : undefined;
     })
-    .openapi({ type: 'string', example: '42' }),
-});
+    .openapi({ type: 'string', example });
+
+/** The deletion id in the path. */
+export const deletionParams = z.object({ id: idInPath('deletion', '42') });

@@ -8,6 +8,7 @@ import { error, json, type Documenter } from '../http/openapi';
 import { parsePath } from './validate';
 import { z } from '../http/zod';
 import { authErrors, secured } from './auth';
+import { idInPath } from './schemas';
 
 export const sessionList = z
   .array(
@@ -22,13 +23,7 @@ export const sessionList = z
     }),
   )
   .openapi('Sessions');
-const sessionParams = z.object({
-  id: z
-    .string()
-    .regex(/^\d{1,15}$/, { error: 'the session id is not a whole number' })
-    .transform(Number)
-    .openapi({ type: 'string', example: '7' }),
-});
+const sessionParams = z.object({ id: idInPath('session', '7') });
 
 /** The user's sessions: listed, and revoked one by one. */
 export function sessionRoutes(ctx: ApiContext, user: RequestHandler): Router {
@@ -58,7 +53,7 @@ export function sessionRoutes(ctx: ApiContext, user: RequestHandler): Router {
     {
       delete: async (req, res) => {
         const { id } = parsePath(sessionParams, req.params);
-        if (!(await auth.revokeSession(ctx, currentUser(req), id))) throw new NotFound();
+        if (id === undefined || !(await auth.revokeSession(ctx, currentUser(req), id))) throw new NotFound();
         res.status(204).end();
       },
     },

@@ -123,6 +123,14 @@ test('a deletion id of 16 digits or more, or with leading zeros, is a whole numb
   for (const id of ['-1', '1.5', '1e3', 'abc']) expectError(await me.get(`/v1/deletions/${id}`), 405);
 });
 
+test('a session id of 16 digits or more is a whole number the user does not have: 404 at DELETE /v1/auth/sessions', async () => {
+  const me = as(t, u);
+  for (const id of ['9223372036854775807', '1'.repeat(40), '0'.repeat(20) + '7']) {
+    expectError(await me.del(`/v1/auth/sessions/${id}`), 404, 'Resource not found');
+  }
+  expectError(await me.del('/v1/auth/sessions/abc'), 405);
+});
+
 test('gpodder bodies are JSON whatever their Content-Type says, a charset other than UTF-8 included', async () => {
   const me = as(t, u);
   const send = (path: string, type: string, body: unknown) =>
