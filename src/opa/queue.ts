@@ -107,9 +107,7 @@ export function queueRoutes(ctx: ApiContext, user: RequestHandler): Router {
       put: async (req, res) => {
         const body = parseBody(replaceBody, req.body);
         const userId = currentUser(req);
-        const match = ifMatch(req);
-        const expected = match === '*' ? (await queue.read(ctx.db, userId)).version : match;
-        const done = await queue.replace(ctx.db, userId, expected, body.items.map(identityOf), limits());
+        const done = await queue.replace(ctx.db, userId, ifMatch(req), body.items.map(identityOf), limits());
         if (done.stale) {
           const stale = new PreconditionFailed('Up next has changed since you read it: here it is as it is now');
           return send(res, done.queue, 412, { code: '412', message: stale.message });
