@@ -123,6 +123,26 @@ export async function itemOf(
   return r.rows[0];
 }
 
+/** The rows of the list's items for these episodes (by sync id), as they were written. */
+export async function writesOf(
+  db: Queryable,
+  userId: number,
+  episodeHashes: string[],
+): Promise<Map<string, ItemWrite>> {
+  if (episodeHashes.length === 0) return new Map();
+  const r = await db.query<{ h: string; u: string; ph: string; e: string; g: string | null }>(
+    `SELECT episode_hash::text AS h, podcast_url AS u, podcast_hash::text AS ph, enclosure_url AS e, episode_guid AS g
+       FROM queue_items WHERE user_id = $1 AND episode_hash = ANY($2::uuid[])`,
+    [userId, arrayLiteral(episodeHashes)],
+  );
+  return new Map(
+    r.rows.map((x) => [
+      x.h,
+      { episodeHash: x.h, podcastUrl: x.u, podcastHash: x.ph, enclosureUrl: x.e, episodeGuid: x.g },
+    ]),
+  );
+}
+
 /** Moves an item to a position (0..n-1), the others making way; false when there is no such item. */
 export async function move(tx: Queryable, userId: number, id: string, to: number): Promise<boolean> {
   const r = await tx.query<{ position: number }>('SELECT position FROM queue_items WHERE user_id = $1 AND id = $2', [

@@ -180,26 +180,53 @@ export async function replace(
 ): Promise<Stale | { stale: false; queue: Queue; failures: RefusedItem[] }> {
   if (episodes.length > limits.maxItems) throw new InvalidInput(`Up next holds at most ${limits.maxItems} episodes`);
   const named = await resolveEpisodes(db, userId, episodes);
-  const failures: RefusedItem[] = [];
-  const seen = new Set<string>();
-  const rows: repo.ItemWrite[] = [];
-  named.forEach((e, index) => {
-    if (isRefusal(e)) failures.push({ index, reason: e.reason });
-    else if (!seen.has(e.syncId)) {
-      seen.add(e.syncId);
-      rows.push(writeOf(e));
-    }
-  });
+  let failures: RefusedItem[] = [];
   let stale = false;
   const queue = await changing(db, userId, async (tx, stamp) => {
     if (expected !== '*' && (await repo.version(tx, userId)) !== expected) {
       stale = true;
       return false;
     }
+    const resolved = await orQueued(tx, userId, episodes, named);
+    failures = [];
+    const seen = new Set<string>();
+    const rows: repo.ItemWrite[] = [];
+    resolved.forEach((e, index) => {
+      if (isRefusal(e)) failures.push({ index, reason: e.reason });
+      else if (!seen.has(e.episodeHash)) {
+        seen.add(e.episodeHash);
+        rows.push(e);
+      }
+    });
     await repo.replace(tx, userId, rows, stamp);
     return true;
   });
   return stale ? { stale: true, queue } : { stale: false, queue, failures };
+}
+
+/**
+ * The rows the named episodes are kept as. An episode named by a sync id of the list's (what GET /v1/queue
+ * answers) is that item's episode, when nothing else names it: an episode known only to Up next (never
+ * played, in no feed fetched) is not lost when a device writes the list back by the sync ids it read.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+async function orQueued(
+  tx: Queryable,
+  userId: number,
+  sent: (EpisodeIdentity | Refusal)[],
+  named: (ResolvedEpisode | Refusal)[],
+): Promise<(repo.ItemWrite | Refusal)[]> {
+  const syncIdOf = (i: number) => {
+    const w = sent[i];
+    const id = w !== undefined && !isRefusal(w) && isRefusal(named[i]) ? w.syncId?.toLowerCase() : undefined;
+    return id !== undefined && UUID.test(id) ? id : undefined;
+  };
+  const wanted = named.flatMap((_, i) => syncIdOf(i) ?? []);
+  const queued = await repo.writesOf(tx, userId, wanted);
+  return named.map((e, i) => {
+    const q = queued.get(syncIdOf(i) ?? '');
+    return q ?? (isRefusal(e) ? e : writeOf(e));
+  });
 }
 
 /** Adds the episodes the list does not have at its end, in order, as far as it has room (a restore). */

@@ -1,4 +1,4 @@
-import { as, testApp, type TestApp } from '../helpers/app';
+import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // Up next under edits from several devices (docs/queue.md): a list read and written back keeps its items,
 // and `If-Match: *` replaces whatever is there.
@@ -11,6 +11,26 @@ afterAll(() => t.close());
 
 const podcast_url = 'https://audit.example/feed';
 const ep = (n: number) => ({ podcast_url, enclosure_url: `https://audit.example/${n}.mp3` });
+type Item = { id: string; sync_id: string; enclosure_url: string };
+const read = async (u: TestUser) => {
+  const r = await as(t, u).get('/v1/queue');
+  return { etag: r.headers.etag as string, items: r.body.items as Item[] };
+};
+
+test('a list written back by the sync ids it was read with keeps every item, reordered', async () => {
+  const u = await t.user();
+  for (const n of [1, 2, 3]) expect((await as(t, u).post('/v1/queue/items', ep(n))).status).toBe(201);
+  const before = await read(u);
+  const reordered = [...before.items].reverse();
+  const r = await as(t, u)
+    .put('/v1/queue')
+    .set('If-Match', before.etag)
+    .send({ items: reordered.map((i) => ({ sync_id: i.sync_id })) });
+  expect(r.status).toBe(200);
+  expect(r.body.failure).toEqual([]);
+  expect((r.body.items as Item[]).map((i) => i.id)).toEqual(reordered.map((i) => i.id));
+});
+
 test('If-Match: * replaces whatever is there, whatever another device writes meanwhile', async () => {
   const u = await t.user();
   await as(t, u).post('/v1/queue/items', ep(0));
