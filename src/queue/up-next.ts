@@ -8,7 +8,7 @@ import {
   type EpisodeState,
   type ResolvedEpisode,
 } from '../episodes/service';
-import { checkFeedUrl, urlHash } from '../subscriptions/service';
+import { checkFeedUrl, parseGuid, urlHash } from '../subscriptions/service';
 import * as repo from './repo';
 
 // Up next: one ordered list of episodes per user, kept for every device (docs/queue.md). Every change runs
@@ -209,7 +209,6 @@ export async function replace(
  * answers) is that item's episode, when nothing else names it: an episode known only to Up next (never
  * played, in no feed fetched) is not lost when a device writes the list back by the sync ids it read.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 async function orQueued(
   tx: Queryable,
   userId: number,
@@ -218,8 +217,8 @@ async function orQueued(
 ): Promise<(repo.ItemWrite | Refusal)[]> {
   const syncIdOf = (i: number) => {
     const w = sent[i];
-    const id = w !== undefined && !isRefusal(w) && isRefusal(named[i]) ? w.syncId?.toLowerCase() : undefined;
-    return id !== undefined && UUID.test(id) ? id : undefined;
+    const id = w !== undefined && !isRefusal(w) && isRefusal(named[i]) ? w.syncId : undefined;
+    return id === undefined ? undefined : parseGuid(id);
   };
   const wanted = named.flatMap((_, i) => syncIdOf(i) ?? []);
   const queued = await repo.writesOf(tx, userId, wanted);
