@@ -51,7 +51,7 @@ export async function performDeletion(db: Db, logger: Logger, deletionId: number
       const stamp = await takeChangeStamp(tx, d.user_id);
       if (await subscriptions.markDeleted(tx, d.user_id, d.subscription_id, stamp)) {
         // What the user played of the podcast goes with it (docs/clients.md).
-        await episodes.forgetPodcast(tx, d.user_id, d.subscription_id);
+        await episodes.forgetPodcast(tx, d.user_id, d.subscription_id, stamp);
         await repo.finishDeletion(tx, d.id, 'SUCCESS', 'Subscription deleted');
       } else {
         await repo.finishDeletion(tx, d.id, 'FAILURE', 'The subscription was already deleted');

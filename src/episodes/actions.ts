@@ -203,9 +203,9 @@ export async function history(
   };
 }
 
-/** Removes the actions of a subscription record's podcast (with the record's deletion). */
-export const forgetPodcast = (db: Queryable, userId: number, subscriptionId: number): Promise<void> =>
-  repo.deleteActionsOf(db, userId, subscriptionId);
+/** Removes the actions of a subscription record's podcast (with the record's deletion, stamped `stamp`). */
+export const forgetPodcast = (db: Queryable, userId: number, subscriptionId: number, stamp: Date): Promise<void> =>
+  repo.deleteActionsOf(db, userId, subscriptionId, stamp);
 
 /** The user's newest plays (what the web page's activity summary shows), newest first. */
 export async function recentPlays(

@@ -237,8 +237,20 @@ export async function deleteAllActions(tx: Queryable, userId: number): Promise<n
   return r.rows[0]?.n ?? 0;
 }
 
-/** Removes the actions of a record's podcast (by the record, and by any URL the record has had). */
-export async function deleteActionsOf(db: Queryable, userId: number, subscriptionId: number): Promise<void> {
+/**
+ * Removes the actions of a record's podcast (by the record, and by any URL the record has had), stamped
+ * `stamp`. An episode whose latest action of a type was one of them and that has others of that type
+ * (the same file in another feed) gets the latest of those as its state again, changed at `stamp` so
+ * that the apps syncing changes learn it.
+ */
+export async function deleteActionsOf(
+  db: Queryable,
+  userId: number,
+  subscriptionId: number,
+  stamp: Date,
+): Promise<void> {
+  // One statement: its reads see the actions as they were before its deletes, so the ones gone are left
+  // out by id.
   await db.query(
     `WITH hashes AS (
        SELECT url_hash FROM subscriptions WHERE user_id = $1 AND id = $2
@@ -246,9 +258,16 @@ export async function deleteActionsOf(db: Queryable, userId: number, subscriptio
      gone AS (
        DELETE FROM episode_actions a WHERE a.user_id = $1
           AND (a.subscription_id = $2 OR a.podcast_hash IN (SELECT url_hash FROM hashes))
-       RETURNING a.id)
-     DELETE FROM episode_latest l WHERE l.user_id = $1 AND l.action_id IN (SELECT id FROM gone)`,
-    [userId, subscriptionId],
+       RETURNING a.id),
+     dropped AS (
+       DELETE FROM episode_latest l WHERE l.user_id = $1 AND l.action_id IN (SELECT id FROM gone)
+       RETURNING l.episode_hash, l.action)
+     INSERT INTO episode_latest (user_id, episode_hash, action, action_id, at, changed)
+     SELECT DISTINCT ON (a.episode_hash, a.action) $1, a.episode_hash, a.action, a.id, a.at, $3
+       FROM episode_actions a JOIN dropped d ON d.episode_hash = a.episode_hash AND d.action = a.action
+      WHERE a.user_id = $1 AND a.id NOT IN (SELECT id FROM gone)
+      ORDER BY a.episode_hash, a.action, a.at DESC, a.id DESC`,
+    [userId, subscriptionId, stamp],
   );
 }
 

@@ -354,6 +354,31 @@ test('deleting the subscription removes its actions; other podcasts keep theirs'
   expect((await get(u, '?aggregated=true')).body.actions).toHaveLength(1);
 });
 
+test("an episode another podcast also played keeps that podcast's latest play when one podcast is deleted", async () => {
+  // The same episode file in two feeds (a feed that moved, a paid feed beside the free one): its latest
+  // play was under the podcast deleted, and the play before it, under the other, is its state again.
+  const u = await t.user();
+  await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://gone.example/feed.xml' }] });
+  const guid = (await as(t, u).get('/v1/subscriptions')).body.subscriptions[0].guid;
+  await post(u, [
+    play('both', 20, '2026-11-20T10:00:00'),
+    { ...play('both', 30, '2026-11-20T11:00:00'), podcast: 'https://gone.example/feed.xml' },
+  ]);
+  const before = (await as(t, u).get('/v1/episodes')).headers['sync-timestamp'] as string;
+  const d = await as(t, u).del(`/v1/subscriptions/${guid}`);
+  await performDeletion(t.db, pino({ level: 'silent' }), d.body.deletion_id);
+  const latest = (await get(u, '?aggregated=true')).body.actions;
+  expect(latest).toEqual([expect.objectContaining({ podcast: 'https://ep.example/feed.xml', position: 20 })]);
+  // The episode changed with the deletion: an app that synced before it learns its state again.
+  type State = { podcast_url: string; playback_position?: { value: number } };
+  for (const query of ['', `?since=${encodeURIComponent(before)}`]) {
+    const states = (await as(t, u).get(`/v1/episodes${query}`)).body.episodes as State[];
+    expect(states.map((e) => [e.podcast_url, e.playback_position?.value])).toEqual([
+      ['https://ep.example/feed.xml', 20],
+    ]);
+  }
+});
+
 test('another user sees none of these actions, and {user} must be the signed-in user', async () => {
   const u = await t.user();
   const other = await t.user();
