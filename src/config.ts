@@ -148,6 +148,7 @@ const schema = z.object({
   OIDC_GROUPS_CLAIM: z.string().default('groups'),
   OIDC_ADMIN_GROUP: z.string().optional(),
   OIDC_BUTTON_LABEL: z.string().max(60).default('Sign in with single sign-on'),
+  OIDC_TIMEOUT: seconds.default(10),
   TRUSTED_AUTH_HEADER: z
     .string()
     .regex(/^[A-Za-z0-9-]+$/, 'must be a header name, such as Remote-User')

@@ -73,8 +73,10 @@ function discovery({ config, logger }: ApiContext, issuer: string, clientId: str
       const secret = config.oidcClientSecret;
       const auth = secret === undefined ? lib.None() : lib.ClientSecretBasic(secret);
       // An http:// issuer is the administrator's explicit choice (a provider on loopback or a test).
-      const insecure = new URL(issuer).protocol === 'http:' ? { execute: [lib.allowInsecureRequests] } : undefined;
-      return { lib, provider: await lib.discovery(new URL(issuer), clientId, undefined, auth, insecure) };
+      const insecure = new URL(issuer).protocol === 'http:' ? { execute: [lib.allowInsecureRequests] } : {};
+      // The timeout holds for discovery and for every later request to the provider.
+      const options = { ...insecure, timeout: config.oidcTimeout };
+      return { lib, provider: await lib.discovery(new URL(issuer), clientId, undefined, auth, options) };
     })().catch((err: unknown) => {
       discovered = undefined;
       logger.warn({ err, issuer }, 'the OpenID provider could not be discovered');
@@ -201,13 +203,26 @@ function endSession(provider: () => Promise<Discovered>, clientId: string): () =
 
 /**
  * What the person sees when the sign-in does not complete: the provider's own refusal (403), a check that
- * failed (a tampered or replayed answer, a wrong issuer, an expired code: 400), or no answer (502).
+ * failed (a tampered or replayed answer, a wrong issuer, an expired code: 400), or no answer, or a failure
+ * of the provider's own (502).
  */
 function refused(err: unknown): PageError {
-  const e = err as { name?: string; error?: string; error_description?: string; message?: string; cause?: unknown };
-  // openid-client names the kind of failure; the check that failed is its cause's message.
+  const e = err as {
+    name?: string;
+    code?: string;
+    error?: string;
+    error_description?: string;
+    message?: string;
+    cause?: unknown;
+  };
+  // openid-client names the kind of failure; the check that failed is its cause's message. A request that
+  // timed out or was aborted, and an answer of the provider's that is a server error, are its ClientError
+  // with a code, and the Response as the cause of the latter.
   const detail = e.cause instanceof Error ? e.cause.message : e.message;
   const again = 'Sign in again from the sign-in page.';
+  const failedAtProvider = e.cause instanceof Response && e.cause.status >= 500;
+  if (e.code === 'OAUTH_TIMEOUT' || e.code === 'OAUTH_ABORT' || failedAtProvider)
+    return new PageError(502, 'The identity provider did not answer. Try again later.');
   switch (e.name) {
     case 'AuthorizationResponseError':
       return new PageError(403, `The identity provider did not sign you in (${e.error_description ?? e.error}).`);

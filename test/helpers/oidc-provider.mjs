@@ -6,6 +6,8 @@
 // The client is read as JSON from OIDC_TEST_CLIENT, the people from OIDC_TEST_ACCOUNTS
 // ({ sub: { preferred_username, groups } }). Prints "ready ISSUER" once it listens.
 // POST /test/code-ttl?seconds=N changes how long an authorization code lives (default 60 s).
+// POST /test/token?delay=MS&status=N makes the token endpoint wait MS before it answers, and answer N
+// (an empty body) instead of a token; both 0 (the default) for the real answer at once.
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -14,6 +16,7 @@ const issuer = `http://127.0.0.1:${port}`;
 const client = JSON.parse(process.env.OIDC_TEST_CLIENT ?? '{}');
 const accounts = JSON.parse(process.env.OIDC_TEST_ACCOUNTS ?? '{}');
 let codeTtl = 60;
+let token = { delay: 0, status: 0 };
 
 const provider = new Provider(issuer, {
   clients: [{ grant_types: ['authorization_code'], response_types: ['code'], ...client }],
@@ -34,6 +37,17 @@ http
     if (req.method === 'POST' && url.pathname === '/test/code-ttl') {
       codeTtl = Number(url.searchParams.get('seconds'));
       return res.writeHead(204).end();
+    }
+    if (req.method === 'POST' && url.pathname === '/test/token') {
+      token = {
+        delay: Number(url.searchParams.get('delay') ?? 0),
+        status: Number(url.searchParams.get('status') ?? 0),
+      };
+      return res.writeHead(204).end();
+    }
+    if (url.pathname === '/token' && (token.delay > 0 || token.status > 0)) {
+      const { delay, status } = token;
+      return void setTimeout(() => (status > 0 ? res.writeHead(status).end() : handle(req, res)), delay);
     }
     handle(req, res);
   })

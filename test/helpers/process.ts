@@ -327,6 +327,8 @@ export async function startCluster(dataDir: string, port?: number): Promise<Clus
 export type OidcProvider = {
   issuer: string;
   setCodeTtl: (seconds: number) => Promise<void>;
+  /** The token endpoint waits `delay` ms, then answers `status` with no token (0: its real answer). */
+  setTokenAnswer: (delay: number, status?: number) => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -348,6 +350,9 @@ export async function startOidcProvider(
     issuer,
     setCodeTtl: async (seconds) => {
       await fetch(`${issuer}/test/code-ttl?seconds=${seconds}`, { method: 'POST' });
+    },
+    setTokenAnswer: async (delay, status = 0) => {
+      await fetch(`${issuer}/test/token?delay=${delay}&status=${status}`, { method: 'POST' });
     },
     stop,
   };

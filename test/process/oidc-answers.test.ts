@@ -42,6 +42,7 @@ beforeAll(async () => {
           OIDC_CLIENT_ID: 'castsync',
           OIDC_CLIENT_SECRET: CLIENT_SECRET,
           SSO_CREATE_USERS: 'true',
+          OIDC_TIMEOUT: '2',
         },
         90_000,
         { port },
@@ -127,4 +128,30 @@ test('a name claim the database cannot hold (U+0000) is refused with a page that
   expect(r.status).toBe(403);
   expect(message(await r.text())).toContain('which is not a castsync username');
   expect(server.log()).not.toContain('unhandled error');
+}, 30_000);
+
+test('a token request the provider does not answer within OIDC_TIMEOUT gets 502, and the next sign-in works', async () => {
+  await provider.setTokenAnswer(5_000);
+  try {
+    const { answer, jar } = await answered('person-ada-1');
+    const r = await fetch(answer, { redirect: 'manual', headers: { cookie: jar.header() } });
+    expect(r.status).toBe(502);
+    expect(message(await r.text())).toContain('The identity provider did not answer');
+  } finally {
+    await provider.setTokenAnswer(0);
+  }
+  const { answer, jar } = await answered('person-ada-1');
+  expect((await fetch(answer, { redirect: 'manual', headers: { cookie: jar.header() } })).status).toBe(303);
+}, 30_000);
+
+test("a server error at the provider's token endpoint gets 502, not a page that blames the answer", async () => {
+  await provider.setTokenAnswer(0, 503);
+  try {
+    const { answer, jar } = await answered('person-ada-1');
+    const r = await fetch(answer, { redirect: 'manual', headers: { cookie: jar.header() } });
+    expect(r.status).toBe(502);
+    expect(message(await r.text())).toContain('The identity provider did not answer');
+  } finally {
+    await provider.setTokenAnswer(0);
+  }
 }, 30_000);
