@@ -130,28 +130,28 @@ test('a name claim the database cannot hold (U+0000) is refused with a page that
   expect(server.log()).not.toContain('unhandled error');
 }, 30_000);
 
-test('a token request the provider does not answer within OIDC_TIMEOUT gets 502, and the next sign-in works', async () => {
-  await provider.setTokenAnswer(5_000);
+/** A sign-in whose token request the provider answers after `delay` ms with `status`: castsync's page. */
+async function signInWithTokenAnswer(delay: number, status = 0): Promise<{ status: number; message: string }> {
+  await provider.setTokenAnswer(delay, status);
   try {
     const { answer, jar } = await answered('person-ada-1');
     const r = await fetch(answer, { redirect: 'manual', headers: { cookie: jar.header() } });
-    expect(r.status).toBe(502);
-    expect(message(await r.text())).toContain('The identity provider did not answer');
+    return { status: r.status, message: message(await r.text()) };
   } finally {
     await provider.setTokenAnswer(0);
   }
+}
+
+test('a token request the provider does not answer within OIDC_TIMEOUT gets 502, and the next sign-in works', async () => {
+  const page = await signInWithTokenAnswer(5_000);
+  expect(page.status).toBe(502);
+  expect(page.message).toContain('The identity provider did not answer');
   const { answer, jar } = await answered('person-ada-1');
   expect((await fetch(answer, { redirect: 'manual', headers: { cookie: jar.header() } })).status).toBe(303);
 }, 30_000);
 
 test("a server error at the provider's token endpoint gets 502, not a page that blames the answer", async () => {
-  await provider.setTokenAnswer(0, 503);
-  try {
-    const { answer, jar } = await answered('person-ada-1');
-    const r = await fetch(answer, { redirect: 'manual', headers: { cookie: jar.header() } });
-    expect(r.status).toBe(502);
-    expect(message(await r.text())).toContain('The identity provider did not answer');
-  } finally {
-    await provider.setTokenAnswer(0);
-  }
+  const page = await signInWithTokenAnswer(0, 503);
+  expect(page.status).toBe(502);
+  expect(page.message).toContain('The identity provider did not answer');
 }, 30_000);
