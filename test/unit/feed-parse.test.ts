@@ -52,3 +52,20 @@ test('a document of more items than a feed within the size cap can hold is refus
   );
   expect(() => parseFeed(atom)).toThrow('more than 10000 items');
 });
+
+test('entity declarations are refused; the same text in show notes (CDATA) or a comment is read as text', () => {
+  const declared = `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "b">]><rss version="2.0"><channel><title>T &a;</title></channel></rss>`;
+  expect(() => parseFeed(Buffer.from(declared))).toThrow('entity declarations are refused');
+  const lower = declared.replace('<!ENTITY', '<!entity');
+  expect(() => parseFeed(Buffer.from(lower))).toThrow('entity declarations are refused');
+  // After a comment and a CDATA section, closed: still a declaration.
+  const after = `<!-- a feed --><!DOCTYPE rss [<!-- <![CDATA[ --> <!ENTITY a "b">]><rss version="2.0"><channel><title>T</title></channel></rss>`;
+  expect(() => parseFeed(Buffer.from(after))).toThrow('entity declarations are refused');
+  const notes = '<p>A DTD declares <code><!ENTITY name "value"></code>; &lt;!ENTITY&gt; too.</p>';
+  const facts = parseFeed(
+    feed(`<!-- an <!ENTITY in a comment -->
+<item><guid>xml-1</guid><title>On XML</title><description><![CDATA[${notes}]]></description></item>`),
+  );
+  expect(facts.items.map((i) => i.title)).toEqual(['On XML']);
+  expect(facts.items[0]!.notes).toContain('<!ENTITY name');
+});
