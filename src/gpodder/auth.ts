@@ -41,9 +41,10 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
   const sessionOfCredentials = new Map<string, string>();
   ctx.authCache.onClear(() => sessionOfCredentials.clear());
 
-  const basicUser = async (req: Request, res: Response): Promise<number> => {
+  /** The user of the Basic credentials (else a bearer token), and the session to give them (Basic only). */
+  const basicUser = async (req: Request): Promise<{ userId: number; given?: string }> => {
     const basic = basicCredentials(req.headers.authorization);
-    if (!basic) return bearerUser(req);
+    if (!basic) return { userId: await bearerUser(req) };
     const userId = await limiter.attempt(clientKey(req, basic.username), () =>
       auth.authenticateBasic(ctx, basic.username, basic.password),
     );
@@ -58,9 +59,7 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
       if (sessionOfCredentials.size >= 10_000) sessionOfCredentials.clear();
       sessionOfCredentials.set(key, session);
     }
-    setSessionCookie(ctx, req, res, session);
-    res.locals.session = session;
-    return userId;
+    return { userId, given: session };
   };
 
   // An app password as a bearer token, as Nextcloud accepts it (Music Assistant's Nextcloud mode sends it
@@ -75,7 +74,7 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
     const cookie = sessionCookie(req);
     const fromCookie = cookie === undefined ? undefined : await auth.authenticateSession(ctx, cookie);
     if (fromCookie !== undefined) res.locals.session = cookie;
-    const userId = fromCookie ?? (await basicUser(req, res));
+    const { userId, given } = fromCookie !== undefined ? { userId: fromCookie } : await basicUser(req);
     const named = req.params.user;
     if (named !== undefined) {
       let username = usernames.get(userId);
@@ -84,6 +83,11 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
         if (username !== undefined) usernames.set(userId, username);
       }
       if (username?.toLowerCase() !== String(named).toLowerCase()) throw new Unauthorized();
+    }
+    // Given once the request is allowed: a refused one carries no cookie.
+    if (given !== undefined) {
+      setSessionCookie(ctx, req, res, given);
+      res.locals.session = given;
     }
     req.userId = userId;
     next();

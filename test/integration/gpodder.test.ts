@@ -67,7 +67,10 @@ describe('authentication', () => {
     const u = await t.user('Case');
     const other = await t.user();
     expect((await as(t, u).get(`/api/2/devices/${u.name.toUpperCase()}.json`)).status).toBe(200);
-    expectError(await as(t, u).get(`/api/2/devices/${other.name}.json`), 401);
+    const refused = await as(t, u).get(`/api/2/devices/${other.name}.json`);
+    expectError(refused, 401);
+    // A refused request is given no session.
+    expect(refused.headers['set-cookie']).toBeUndefined();
     const app = await createAppPasswordFor({ db: t.db }, u.name, 'phone');
     const viaApp = 'Basic ' + Buffer.from(`${u.name}:${app.token}`).toString('base64');
     expect((await as(t, viaApp).get(`/api/2/devices/${u.name}.json`)).status).toBe(200);
