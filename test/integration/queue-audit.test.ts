@@ -47,3 +47,15 @@ test('If-Match: * replaces whatever is there, whatever another device writes mea
   }
   expect(statuses.filter((s) => s !== 200)).toEqual([]);
 });
+
+test('an item added again by the sync id the list gives it moves, keeping its id, like a list written back', async () => {
+  const u = await t.user();
+  for (const n of [1, 2, 3]) expect((await as(t, u).post('/v1/queue/items', ep(n))).status).toBe(201);
+  const before = await read(u);
+  const last = before.items[2]!;
+  const r = await as(t, u).post('/v1/queue/items', { sync_id: last.sync_id.toUpperCase(), at: 'next' });
+  expect(r.status).toBe(201);
+  expect(r.body.id).toBe(last.id);
+  expect((r.body.items as Item[]).map((i) => i.id)).toEqual([last.id, before.items[0]!.id, before.items[1]!.id]);
+  expect(r.headers.etag).not.toBe(before.etag);
+});
