@@ -2,6 +2,7 @@ import { isRefusal } from '../errors';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
+import { notModified } from '../http/entity-tags';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
@@ -101,7 +102,7 @@ export function queueRoutes(ctx: ApiContext, user: RequestHandler): Router {
     {
       get: async (req, res) => {
         const q = await queue.read(ctx.db, currentUser(req));
-        if (req.headers['if-none-match'] === etagOf(q)) return void res.status(304).set('ETag', etagOf(q)).end();
+        if (notModified(req, etagOf(q))) return void res.status(304).set('ETag', etagOf(q)).end();
         send(res, q);
       },
       put: async (req, res) => {

@@ -59,3 +59,33 @@ test('an item added again by the sync id the list gives it moves, keeping its id
   expect((r.body.items as Item[]).map((i) => i.id)).toEqual([last.id, before.items[0]!.id, before.items[1]!.id]);
   expect(r.headers.etag).not.toBe(before.etag);
 });
+
+describe('conditional requests (RFC 9110 §13.1)', () => {
+  // Enough items for an answer to be compressed, whose ETag is then weak (W/"n"), as a proxy's would be.
+  const filled = async () => {
+    const u = await t.user();
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8]) await as(t, u).post('/v1/queue/items', ep(n));
+    const r = await as(t, u).get('/v1/queue').set('Accept-Encoding', 'gzip');
+    expect(r.headers['content-encoding']).toBe('gzip');
+    const weak = r.headers.etag as string;
+    expect(weak).toMatch(/^W\/"\d+"$/);
+    return { u, weak, strong: weak.slice(2) };
+  };
+
+  test('GET: If-None-Match with the weak ETag, a list holding it, or * is a 304, asked past any cache too', async () => {
+    const { u, weak, strong } = await filled();
+    const get = (inm: string, cc?: string) => {
+      const r = as(t, u).get('/v1/queue').set('If-None-Match', inm);
+      return cc ? r.set('Cache-Control', cc) : r;
+    };
+    for (const inm of [strong, weak, `"0", ${weak}`, `W/"x,y", ${strong}`, '*']) {
+      for (const cc of [undefined, 'no-cache']) {
+        const r = await get(inm, cc);
+        expect({ inm, cc, status: r.status, etag: r.headers.etag }).toEqual({ inm, cc, status: 304, etag: strong });
+      }
+    }
+    for (const inm of ['"0"', 'W/"0"', `"0", W/"1"`, strong.replace('"', "'"), 'W/']) {
+      expect({ inm, status: (await get(inm, 'no-cache')).status }).toEqual({ inm, status: 200 });
+    }
+  });
+});
