@@ -168,15 +168,15 @@ export const clear = (db: Db, userId: number): Promise<Queue> =>
 export type Stale = { stale: true; queue: Queue };
 
 /**
- * Makes the list these episodes in this order, if its version is still `expected` (`*`: whatever it is,
- * checked under the lock like a version, so that another device's edit meanwhile cannot refuse it); each episode that
- * cannot be named is a failure with its index and reason, and the others make the list (at most
- * maxItems). An episode named twice keeps its first place.
+ * Makes the list these episodes in this order, if its version is still one of `expected` (`*`: whatever it
+ * is, checked under the lock like a version, so that another device's edit meanwhile cannot refuse it); each
+ * episode that cannot be named is a failure with its index and reason, and the others make the list (at
+ * most maxItems). An episode named twice keeps its first place.
  */
 export async function replace(
   db: Db,
   userId: number,
-  expected: number | '*',
+  expected: number[] | '*',
   episodes: (EpisodeIdentity | Refusal)[],
   limits: Limits,
 ): Promise<Stale | { stale: false; queue: Queue; failures: RefusedItem[] }> {
@@ -185,7 +185,7 @@ export async function replace(
   let failures: RefusedItem[] = [];
   let stale = false;
   const queue = await changing(db, userId, async (tx, stamp) => {
-    if (expected !== '*' && (await repo.version(tx, userId)) !== expected) {
+    if (expected !== '*' && !expected.includes(await repo.version(tx, userId))) {
       stale = true;
       return false;
     }
