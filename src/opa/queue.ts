@@ -2,6 +2,7 @@ import { isRefusal } from '../errors';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { ApiContext } from '../api-context';
 import { currentUser } from '../http/credentials';
+import { entityTags, notModified } from '../http/entity-tags';
 import { route } from '../http/method';
 import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { z } from '../http/zod';
@@ -73,16 +74,22 @@ const send = (res: Response, q: queue.Queue, status = 200, extra: Record<string,
     .json({ ...extra, items: q.items.map(present) });
 };
 
-/** The version an If-Match names: a number, `*` (any), or undefined when there is none. */
-function ifMatch(req: Request): number | '*' {
-  const header = req.headers['if-match'];
-  if (header === undefined) {
+/**
+ * The versions an If-Match names (any of them may be the list's), or `*` (whatever it is); a 428 when there
+ * is none. A weak tag names its version too: the server's compression, or a proxy's, sends `W/"7"` for
+ * `"7"`, and the version is the list's, whatever bytes carried it (docs/queue.md). An ETag this server
+ * never gave names no version.
+ */
+function ifMatch(req: Request): number[] | '*' {
+  const tags = entityTags(req.headers['if-match']);
+  if (tags === undefined) {
     throw new PreconditionRequired('Send If-Match with the ETag of the list you read (GET /v1/queue)');
   }
-  if (header.trim() === '*') return '*';
-  const m = /^\s*(?:W\/)?"(\d{1,15})"\s*$/.exec(header);
-  // An ETag this server never gave matches no version.
-  return m ? Number(m[1]) : -1;
+  if (tags === '*') return '*';
+  return tags.flatMap((t) => {
+    const m = /^"(\d{1,15})"$/.exec(t.opaque);
+    return m ? [Number(m[1])] : [];
+  });
 }
 
 /** The episode a body names; a guid that is not a UUID is the contract's 405. */
@@ -101,7 +108,7 @@ export function queueRoutes(ctx: ApiContext, user: RequestHandler): Router {
     {
       get: async (req, res) => {
         const q = await queue.read(ctx.db, currentUser(req));
-        if (req.headers['if-none-match'] === etagOf(q)) return void res.status(304).set('ETag', etagOf(q)).end();
+        if (notModified(req, etagOf(q))) return void res.status(304).set('ETag', etagOf(q)).end();
         send(res, q);
       },
       put: async (req, res) => {

@@ -111,8 +111,9 @@ const positionOf = (place: Place, length: number) =>
   place === 'next' ? 0 : place === 'end' ? length : Math.max(0, Math.min(place, length));
 
 /**
- * Puts an episode on the list at a place; one the list has already moves there. An episode that cannot
- * be named (unknown podcast, no enclosure URL) or a full list is an InvalidInput with the reason.
+ * Puts an episode on the list at a place; one the list has already moves there, named by the sync id the
+ * list gives it too (orQueued). An episode that cannot be named (unknown podcast, no enclosure URL) or a
+ * full list is an InvalidInput with the reason.
  */
 export async function add(
   db: Db,
@@ -121,18 +122,19 @@ export async function add(
   place: Place,
   limits: Limits,
 ): Promise<{ queue: Queue; id: string }> {
-  const [e] = await resolveEpisodes(db, userId, [episode]);
-  if (e === undefined || isRefusal(e)) throw new InvalidInput(e?.reason ?? 'no episode');
+  const named = await resolveEpisodes(db, userId, [episode]);
   let id = '';
   const queue = await changing(db, userId, async (tx, stamp) => {
+    const [e] = await orQueued(tx, userId, [episode], named);
+    if (e === undefined || isRefusal(e)) throw new InvalidInput(e?.reason ?? 'no episode');
     const length = await repo.count(tx, userId);
-    const had = await repo.itemOf(tx, userId, e.syncId);
+    const had = await repo.itemOf(tx, userId, e.episodeHash);
     if (had) {
       id = had.id;
       return repo.move(tx, userId, had.id, Math.min(positionOf(place, length), length - 1));
     }
     if (length >= limits.maxItems) throw new InvalidInput(`Up next holds at most ${limits.maxItems} episodes`);
-    id = await repo.insert(tx, userId, writeOf(e), positionOf(place, length), stamp);
+    id = await repo.insert(tx, userId, e, positionOf(place, length), stamp);
     return true;
   });
   return { queue, id };
@@ -166,15 +168,15 @@ export const clear = (db: Db, userId: number): Promise<Queue> =>
 export type Stale = { stale: true; queue: Queue };
 
 /**
- * Makes the list these episodes in this order, if its version is still `expected` (`*`: whatever it is,
- * checked under the lock like a version, so that another device's edit meanwhile cannot refuse it); each episode that
- * cannot be named is a failure with its index and reason, and the others make the list (at most
- * maxItems). An episode named twice keeps its first place.
+ * Makes the list these episodes in this order, if its version is still one of `expected` (`*`: whatever it
+ * is, checked under the lock like a version, so that another device's edit meanwhile cannot refuse it); each
+ * episode that cannot be named is a failure with its index and reason, and the others make the list (at
+ * most maxItems). An episode named twice keeps its first place.
  */
 export async function replace(
   db: Db,
   userId: number,
-  expected: number | '*',
+  expected: number[] | '*',
   episodes: (EpisodeIdentity | Refusal)[],
   limits: Limits,
 ): Promise<Stale | { stale: false; queue: Queue; failures: RefusedItem[] }> {
@@ -183,7 +185,7 @@ export async function replace(
   let failures: RefusedItem[] = [];
   let stale = false;
   const queue = await changing(db, userId, async (tx, stamp) => {
-    if (expected !== '*' && (await repo.version(tx, userId)) !== expected) {
+    if (expected !== '*' && !expected.includes(await repo.version(tx, userId))) {
       stale = true;
       return false;
     }
@@ -207,7 +209,8 @@ export async function replace(
 /**
  * The rows the named episodes are kept as. An episode named by a sync id of the list's (what GET /v1/queue
  * answers) is that item's episode, when nothing else names it: an episode known only to Up next (never
- * played, in no feed fetched) is not lost when a device writes the list back by the sync ids it read.
+ * played, in no feed fetched) is not lost when a device writes the list back by the sync ids it read, and
+ * moves when a device adds it again by its sync id.
  */
 async function orQueued(
   tx: Queryable,

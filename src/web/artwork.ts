@@ -3,6 +3,7 @@ import { Router } from 'express';
 import * as feeds from '../feeds/service';
 import type { ApiContext } from '../api-context';
 import { NotFound } from '../errors';
+import { notModified } from '../http/entity-tags';
 import { route } from '../http/method';
 
 // Artwork thumbnails: small WebP copies of the artwork the pages show, made and kept by castsync
@@ -48,7 +49,7 @@ export function artworkRoutes(ctx: ApiContext): Router {
       }
       const etag = `"${crypto.createHash('sha256').update(got.image).digest('base64url').slice(0, 22)}"`;
       res.set({ 'Cache-Control': res.hasHeader('set-cookie') ? KEEP.private : KEEP.public, ETag: etag });
-      if (req.fresh) {
+      if (notModified(req, etag)) {
         res.status(304).end();
         return;
       }

@@ -110,6 +110,11 @@ describe('a known artwork URL', () => {
     const first = await web.agent.get(thumb(url, 56));
     const r = await web.agent.get(thumb(url, 56)).set('If-None-Match', first.headers.etag!);
     expect(r.status).toBe(304);
+    // Nor to a cache that revalidates for a reload (Cache-Control: no-cache), with its tag weak or in a list.
+    for (const inm of [first.headers.etag!, `W/${first.headers.etag}`, `"other", ${first.headers.etag}`]) {
+      const again = await web.agent.get(thumb(url, 56)).set('If-None-Match', inm).set('Cache-Control', 'no-cache');
+      expect({ inm, status: again.status }).toEqual({ inm, status: 304 });
+    }
   });
 
   it("an item's artwork too, whatever parameters its type has", async () => {
