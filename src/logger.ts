@@ -43,8 +43,22 @@ const WITH_SCHEME = /^[a-z][a-z\d+.-]*:\/\//i;
 const HOST_FIRST = /^(?:[^\s/?#@:]+:[^\s/?#@]*@)?[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:[/?#]|$)/i;
 
 /**
- * A URL as the log may hold it: without its user part and query (a private feed's password or token);
- * any other text as it is. For every URL a log line names (a feed's, a document's).
+ * A path segment that looks like a secret: a private feed's token in its path (Supercast, Substack,
+ * Memberful, a self-hosted feed behind a secret address), at least 16 characters of a token's alphabet
+ * (a file extension apart) with at least four digits and four letters. A word, a slug or a short id is
+ * not one; a UUID or a long hex id is, public or not: the log keeps the host and the path's shape.
+ */
+const TOKEN_SEGMENT = /^(?=(?:[^\d]*\d){4})(?=(?:[^a-z]*[a-z]){4})[\w-]{16,}(?=\.\w{1,5}$|$)/i;
+const withoutTokens = (path: string): string =>
+  path
+    .split('/')
+    .map((segment) => segment.replace(TOKEN_SEGMENT, REDACTED))
+    .join('/');
+
+/**
+ * A URL as the log may hold it: without its user part, its query, and any path segment that looks like a
+ * token (a private feed's password or token); any other text as it is. For every URL a log line names (a
+ * feed's, a document's).
  */
 export function urlForLog(value: string): string {
   const text = value.replace(LOGIN_FLOW, `$1${REDACTED}`);
@@ -54,7 +68,8 @@ export function urlForLog(value: string): string {
   const authorityEnd = rest.search(/[/?#]|$/);
   const authority = rest.slice(0, authorityEnd).replace(/^.*@/s, `${REDACTED}@`);
   const path = rest.slice(authorityEnd).replace(/[?#].*$/s, (q) => (q.startsWith('?') ? `?${REDACTED}` : ''));
-  return `${scheme ?? ''}${authority}${path}`;
+  const at = path.search(/[?#]|$/);
+  return `${scheme ?? ''}${authority}${withoutTokens(path.slice(0, at))}${path.slice(at)}`;
 }
 
 const decoded = (s: string): string | undefined => {

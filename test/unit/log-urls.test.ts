@@ -56,3 +56,22 @@ test('a URL a log line names keeps its host and path only', () => {
   );
   expect(urlForLog('https://feeds.example.com/rss.xml')).toBe('https://feeds.example.com/rss.xml');
 });
+
+test.each([
+  // Supercast, Substack, a secret address: the token in the path goes, the rest stays.
+  ['https://acme.supercast.com/feeds/Xk3p9QmZ7vT2wR8sLq4n', 'https://acme.supercast.com/feeds/[redacted]'],
+  [
+    'https://api.substack.com/feed/podcast/123456/private/0f8e4a2c-9b1d-4e6f-a3c5-7d2b8e1f0a94.rss',
+    'https://api.substack.com/feed/podcast/123456/private/[redacted].rss',
+  ],
+  ['https://feeds.example.com/u/a1b2c3d4e5f6a7b8c9d0/rss?x=1', 'https://feeds.example.com/u/[redacted]/rss?[redacted]'],
+  // Words, slugs, dates and short ids stay.
+  [
+    'https://feeds.example.com/the-daily-podcast-feed/rss.xml',
+    'https://feeds.example.com/the-daily-podcast-feed/rss.xml',
+  ],
+  ['https://feeds.megaphone.fm/GLT1412515089', 'https://feeds.megaphone.fm/GLT1412515089'],
+  ['https://example.com/2024/11/episode-42.mp3', 'https://example.com/2024/11/episode-42.mp3'],
+])('a token in the path of %s is not logged', (url, logged) => {
+  expect(urlForLog(url)).toBe(logged);
+});
