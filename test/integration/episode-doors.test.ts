@@ -453,6 +453,43 @@ test("deleting the subscription of one of two feeds listing a file: every door r
   expect((await syncRead(p, sync.next)).records.map((r) => r.playback_position?.value)).toEqual([20]);
 });
 
+test('a played mark at the very time of a "new" wins at every door, whichever door the "new" came through', async () => {
+  // The played rule: a "new" at the very same time as a play loses to it. Whichever door says played.
+  const marks: [string, (p: Person) => Promise<unknown>][] = [
+    ['gpodder', (p) => gpodderPost(p, [{ action: 'play', timestamp: '2026-10-01T10:00:00', position: 120 }])],
+    ['/v1', (p) => v1Set(p, 'played_status', true, '2026-10-01T10:00:00Z')],
+    ['sync', (p) => syncPost(p, 'played', '2026-10-01T10:00:00.000Z')],
+  ];
+  const news: [string, (p: Person) => Promise<unknown>][] = [
+    ['gpodder', (p) => gpodderPost(p, [{ action: 'new', timestamp: '2026-10-01T10:00:00' }])],
+    ['Nextcloud', (p) => nextcloudPost(p, [{ action: 'new', timestamp: '2026-10-01T10:00:00+00:00' }])],
+    ['/v1', (p) => v1Set(p, 'new_status', true, '2026-10-01T10:00:00Z')],
+  ];
+  const seen: string[] = [];
+  for (const [by, mark] of marks) {
+    for (const [newBy, markNew] of news) {
+      for (const order of ['new first', 'played first']) {
+        const p = await person();
+        if (order === 'new first') {
+          await markNew(p);
+          await mark(p);
+        } else {
+          await mark(p);
+          await markNew(p);
+        }
+        const item = await p.itemId(p.enclosure);
+        const v1 = (await v1Records(p)).records[0]!;
+        const sync = (await syncRead(p)).records[0]!;
+        const web = await webSays(p, item);
+        seen.push(
+          `${by} played, ${newBy} new, ${order}: /v1 ${v1.played_status.value}, sync ${sync.played_status.value}, web ${web.played}`,
+        );
+      }
+    }
+  }
+  expect(seen.filter((x) => x.includes('false'))).toEqual([]);
+});
+
 test('equal times of two plays from two doors: the later stored is the state, at every door', async () => {
   const p = await person();
   const item = await p.itemId(p.enclosure);
