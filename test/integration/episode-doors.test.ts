@@ -394,6 +394,49 @@ test('an episode a gpodder app named by URL and guid, named by /v1 by its guid o
   expect((await v1Records(p)).records).toHaveLength(1);
 });
 
+test('an episode no feed lists, played by a gpodder app with its guid, is named by /v1 by that guid', async () => {
+  const p = await person();
+  const gone = 'https://media.example.org/doors/gone.mp3';
+  await as(t, p.u)
+    .post(`/api/2/episodes/${p.u.name}.json`)
+    .send([
+      {
+        podcast: p.podcast,
+        episode: gone,
+        guid: 'gone-1',
+        action: 'play',
+        timestamp: '2026-10-01T10:00:00',
+        position: 300,
+        total: 300,
+      },
+    ]);
+  const saved = await v1Post(p, {
+    episode_guid: 'gone-1',
+    played_status: { value: false, timestamp: '2026-10-01T10:01:00Z' },
+  });
+  expect(saved.failure).toEqual([]);
+  const r = await appsRead(p, { played: false, position: 300 }, gone);
+  expect(saved.success[0]!.sync_id).toBe(r.sync_id);
+});
+
+test('an episode whose feed moved its enclosure, named by /v1 by its guid, is the one the apps played: one record', async () => {
+  const p = await person();
+  const moved = p.enclosure.replace('1.mp3', '1-new.mp3');
+  await gpodderPost(p, [{ action: 'play', guid: p.guid, timestamp: '2026-10-01T10:00:00', position: 120 }]);
+  await p.serve([{ guid: p.guid, url: moved }]);
+  const item = await p.itemId(moved);
+  expect(await webSays(p, item)).toEqual(expect.objectContaining({ played: true }));
+  // An app that knows the episode by its guid (its feed lists the new URL) marks it unplayed.
+  const saved = await v1Post(p, {
+    episode_guid: p.guid,
+    played_status: { value: false, timestamp: '2026-10-01T10:01:00Z' },
+  });
+  expect(saved.failure).toEqual([]);
+  expect(await webSays(p, item)).toEqual(expect.objectContaining({ played: false }));
+  const records = (await v1Records(p)).records;
+  expect(records.map((x) => [x.enclosure_url, x.played_status.value])).toEqual([[p.enclosure, false]]);
+});
+
 test("a feed that moved: actions under its earlier URL, a favourite by it, read with the subscription's guid", async () => {
   const p = await person();
   const moved = server.url(`/doors/${shows}-moved`);
