@@ -38,13 +38,15 @@ afterAll(async () => {
   await t?.close();
 });
 
-type Item = { guid: string; url: string; duration?: string };
+type Item = { guid: string; url: string; duration?: string; published?: Date };
 
 const feedOf = (items: Item[]) => `<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Doors Show</title>
 ${items
   .map(
-    (i) => `<item><guid>${i.guid}</guid><title>Episode ${i.guid}</title><pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate>
+    (
+      i,
+    ) => `<item><guid>${i.guid}</guid><title>Episode ${i.guid}</title><pubDate>${(i.published ?? new Date('2024-01-01T10:00:00Z')).toUTCString()}</pubDate>
 <itunes:duration>${i.duration ?? '00:02:00'}</itunes:duration><enclosure url="${i.url}" type="audio/mpeg"/></item>`,
   )
   .join('\n')}
@@ -543,4 +545,18 @@ test('equal times of two plays from two doors: the later stored is the state, at
   // The sync draft takes a change only when it is strictly later: a position at the same time is ignored.
   expect((await syncPost(p, 'position', '2026-10-01T10:00:00.000Z', { position: 60 })).status).toBe('ignored');
   await appsRead(p, { played: false, position: 30 });
+});
+
+test("the web page's New episodes follow the played rule: off once an app played it, back once another marks it new", async () => {
+  const p = await person((show) => [
+    { guid: `doors-${show}-1`, url: `https://media.example.org/doors/${show}/1.mp3`, published: new Date() },
+  ]);
+  const onNew = async () => (await p.web.get('/web/new')).text.includes(`Episode ${p.guid}`);
+  expect(await onNew()).toBe(true);
+  await gpodderPost(p, [{ action: 'play', timestamp: '2026-10-01T10:00:00', position: 118 }]);
+  expect(await onNew()).toBe(false);
+  await v1Set(p, 'new_status', true, '2026-10-01T10:01:00Z');
+  expect(await onNew()).toBe(true);
+  await appsRead(p, { played: false, position: 118 });
+  expect((await gpodderLatest(p)).map((a) => a.action).sort()).toEqual(['new', 'play']);
 });
