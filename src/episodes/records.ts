@@ -193,7 +193,8 @@ function resolvedOf(
 /**
  * The episodes a request names, in order, each as the server knows it or why it cannot be named (its
  * podcast unknown, no enclosure URL for an episode the server does not know). An episode is named by its
- * sync id when the user has it, else by its enclosure URL, else by its guid among the podcast's items.
+ * sync id when the user has it, else by its enclosure URL, else by its guid: among the user's episodes of
+ * the podcast (by the URL their apps named it by), else among the podcast's items.
  */
 export async function resolveEpisodes(
   db: Queryable,

@@ -240,7 +240,12 @@ export type FoundEpisode = {
   duration: number | null;
 };
 
-/** For each key, in order: the episode as the user's actions know it, and its item as a feed lists it. */
+/**
+ * For each key, in order: the episode as the user's actions know it (by its sync id, else its enclosure
+ * URL's key, else, when no enclosure URL is given, its guid within the podcast: an episode no feed lists,
+ * or one whose enclosure the feed has moved, is the user's by the URL their apps named it by), and its
+ * item as a feed lists it.
+ */
 export async function findEpisodes(db: Queryable, userId: number, keys: EpisodeKey[]): Promise<FoundEpisode[]> {
   if (keys.length === 0) return [];
   const r = await db.query<FoundEpisode & { n: number }>(
@@ -249,10 +254,16 @@ export async function findEpisodes(db: Queryable, userId: number, keys: EpisodeK
        FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::text[])
             WITH ORDINALITY AS k(sync_id, enclosure_hash, podcast_hash, guid, n)
        LEFT JOIN LATERAL (
-         SELECT a.podcast_url, a.episode_url, a.episode_guid FROM episode_latest l
-           JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
-          WHERE l.user_id = $1 AND l.episode_hash IN (k.sync_id, k.enclosure_hash)
-          ORDER BY l.episode_hash = k.sync_id DESC, l.at DESC LIMIT 1) known ON true
+         SELECT x.podcast_url, x.episode_url, x.episode_guid FROM (
+           SELECT CASE WHEN l.episode_hash = k.sync_id THEN 0 ELSE 1 END AS rank, l.at,
+                  a.podcast_url, a.episode_url, a.episode_guid FROM episode_latest l
+             JOIN episode_actions a ON a.user_id = l.user_id AND a.id = l.action_id
+            WHERE l.user_id = $1 AND l.episode_hash IN (k.sync_id, k.enclosure_hash)
+           UNION ALL
+           SELECT 2, a.at, a.podcast_url, a.episode_url, a.episode_guid FROM episode_actions a
+            WHERE k.enclosure_hash IS NULL AND a.user_id = $1 AND a.episode_guid = k.guid
+              AND a.podcast_hash = k.podcast_hash) x
+          ORDER BY x.rank, x.at DESC LIMIT 1) known ON true
        LEFT JOIN LATERAL (
          SELECT i.enclosure_url, i.guid, i.duration FROM feed_items i
           WHERE i.enclosure_hash IN (k.sync_id, k.enclosure_hash)

@@ -10,20 +10,23 @@ import type { Decision, EpisodeAction } from './types';
 
 type Context = { tx: Queryable; userId: number; clientId: string | undefined; maxFavourites: number };
 
-/** The times (the app's) of the state an action would change, which it must be strictly later than. */
-function comparedTimes(
-  action: Exclude<EpisodeAction['action'], 'favourite'>,
-  s: episodes.EpisodeState,
-): (Date | undefined)[] {
+/**
+ * Whether the state already says as late or later what the action would change: the action is taken only
+ * when strictly later (the app's times).
+ */
+function outdated(action: Exclude<EpisodeAction['action'], 'favourite'>, s: episodes.EpisodeState, at: Date): boolean {
+  const asLate = (t: Date | undefined) => t !== undefined && t >= at;
   switch (action) {
     case 'create':
-      return [s.changed];
+      return true;
     case 'played':
+      // A "new" at the very time of a play loses to it (the played rule): only a later one outdates it.
+      return asLate(s.position?.at) || (s.isNew?.value === true && s.isNew.at > at);
     case 'unplayed':
       // The latest play's and the latest "new"'s: the actions the played rule reads.
-      return [s.position?.at, s.isNew?.at];
+      return asLate(s.position?.at) || asLate(s.isNew?.at);
     case 'position':
-      return [s.position?.at];
+      return asLate(s.position?.at);
   }
 }
 
@@ -68,7 +71,7 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   const hash = e.syncId ?? (e.enclosureUrl ? urlHash(e.enclosureUrl) : undefined);
   const [known] = hash === undefined ? [] : (await episodes.readStates(c.tx, c.userId, [hash])).values();
   // A create of a known episode is ignored: the draft's create names an episode, it changes nothing.
-  if (known && (a.action === 'create' || comparedTimes(a.action, known).some((t) => t && t >= a.occurredAt))) {
+  if (known && outdated(a.action, known, a.occurredAt)) {
     return naming('ignored', known.syncId);
   }
   const [saved] = await episodes.save(c.tx, c.userId, [writeOf(a)], c);

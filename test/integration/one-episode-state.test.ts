@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { archiveTextOf } from '../../src/transfer/archive';
 import { runImport } from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { syncEpisode } from '../helpers/episodes';
 import { feedServer, xml } from '../helpers/feed-server';
 import { capturedLogger } from '../helpers/logs';
 import { csrfOf, signedInAgent } from '../helpers/web';
@@ -112,20 +112,11 @@ const v1Position = (minute: number, value: number) =>
 const sync = (minute: number, action: string, data: Record<string, unknown> = {}): Write => ({
   door: `/api/v1/sync ${action}`,
   run: async (p) => {
-    const r = await request(t.app)
-      .post('/api/v1/sync')
-      .set('Authorization', p.u.basic)
-      .send({
-        requests: [
-          {
-            type: 'episode',
-            action,
-            action_id: randomUUID(),
-            occurred_at: at(minute),
-            data: { podcast_url: p.podcast, enclosure_url: ENCLOSURE, ...data },
-          },
-        ],
-      });
+    const r = await syncEpisode(t, p.u, action, at(minute), {
+      podcast_url: p.podcast,
+      enclosure_url: ENCLOSURE,
+      ...data,
+    });
     expect(r.status).toBe(200);
     expect(r.body.results[0].status).not.toBe('rejected');
   },
