@@ -69,13 +69,22 @@ export async function onConnection<T>(db: Db, fn: (c: Queryable) => Promise<T>):
 
 const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock
 
-/** Runs fn in one transaction; serialization failures and deadlocks are retried a few times. */
-export async function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * How a transaction of reads that must agree with each other begins: every statement sees the database as
+ * the first one did, and nothing is written.
+ */
+export const ONE_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+/**
+ * Runs fn in one transaction (begun by `begin`); serialization failures and deadlocks are retried a few
+ * times.
+ */
+export async function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await db.connect();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       const result = await fn(client);
       await client.query('COMMIT');
       return result;

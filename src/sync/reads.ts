@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/pool';
+import { ONE_SNAPSHOT, withTransaction, type Db, type Queryable } from '../db/pool';
 import { NotFound } from '../errors';
 import { readStates } from '../episodes/service';
 import { subscriptionOf } from './entities';
@@ -65,10 +65,16 @@ async function changedAt(db: Queryable, userId: number, q: ChangesQuery, at: Dat
  * A page of the user's subscriptions and episodes changed after `since`, by change stamp, leaving out those
  * whose latest change was a sync action of `ownClient`. A page never splits the changes of one stamp (a
  * client that sends its last stamp back as `since` would miss the rest): it ends before them, or, when they
- * alone are more than `limit`, holds all of them. The last change stamp is read before the episodes, so
- * that whatever this page could not see is stamped after `nextSince` (seen twice at worst, never missed).
+ * alone are more than `limit`, holds all of them. Its statements read one snapshot, the one the user's last
+ * change stamp is read in, so whatever this page could not see is stamped after `nextSince`: a write that
+ * commits between them (a subscribe and a play of one batch) is neither half read (its play read, its
+ * subscribe not, and `nextSince` past both) nor read as gone.
  */
-export async function changes(db: Queryable, userId: number, q: ChangesQuery): Promise<ChangesPage> {
+export function changes(db: Db, userId: number, q: ChangesQuery): Promise<ChangesPage> {
+  return withTransaction(db, (tx) => changesIn(tx, userId, q), ONE_SNAPSHOT);
+}
+
+async function changesIn(db: Queryable, userId: number, q: ChangesQuery): Promise<ChangesPage> {
   const read = await changedAfter(db, userId, q, q.limit + 1);
   let page = read.changes.slice(0, q.limit + 1);
   const hasMore = page.length > q.limit;

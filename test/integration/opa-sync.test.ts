@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import pino from 'pino';
 import request from 'supertest';
+import type { Db } from '../../src/db/pool';
 import { performDeletion } from '../../src/deletions/service';
+import { changes as syncChanges } from '../../src/sync/service';
 import { as, expectError, ISO_MS, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // The Open Podcast API's sync draft under /api/v1 (experimental): actions, last write wins, retries,
@@ -499,6 +501,81 @@ describe('GET /api/v1/sync', () => {
       expect((await pull(u, q)).results).toHaveLength(1);
     }
     expect((await pull(u, '?include=episodes')).results).toEqual([]);
+  });
+
+  // A write that commits while a read of changes is under way, between two of its statements: the write is
+  // made through the API when the read comes to the statement named `statement`, and the read goes on after.
+  const between = (statement: string, write: () => Promise<unknown>): Db => {
+    let written: Promise<unknown> | undefined;
+    const hooked = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(o, key) {
+          if (key === 'connect') return async () => hooked(await (o as Db).connect());
+          const value: unknown = Reflect.get(o, key, o);
+          if (typeof value !== 'function') return value;
+          if (key !== 'query') return value.bind(o);
+          return async (...args: unknown[]) => {
+            if ((args[0] as { name?: string } | undefined)?.name === statement) await (written ??= write());
+            return value.apply(o, args);
+          };
+        },
+      });
+    return hooked(t.db);
+  };
+  const everything = { limit: 50, include: { subscriptions: true, episodes: true } };
+
+  test('a subscribe and a play that commit while a page is read are both read from its next_since', async () => {
+    const u = await t.user();
+    await sync(u, [sub('https://mid-read.example/a', '2026-07-11T10:00:00Z')]);
+    const batch = () =>
+      sync(u, [
+        sub('https://mid-read.example/b', '2026-07-11T11:00:00Z'),
+        {
+          type: 'episode',
+          action: 'position',
+          action_id: randomUUID(),
+          occurred_at: '2026-07-11T11:00:01Z',
+          data: {
+            podcast_url: 'https://mid-read.example/b',
+            enclosure_url: 'https://mid-read.example/1.mp3',
+            position: 5,
+          },
+        },
+      ]);
+    const page = await syncChanges(between('sync-episodes-changed-after', batch), u.id, everything);
+    const next = await syncChanges(t.db, u.id, { ...everything, since: page.nextSince });
+    const read = [...page.changes, ...next.changes].map((e) =>
+      e.type === 'subscription' ? e.subscription.feedUrl : e.episode.enclosureUrl,
+    );
+    expect(new Set(read)).toEqual(
+      new Set(['https://mid-read.example/a', 'https://mid-read.example/b', 'https://mid-read.example/1.mp3']),
+    );
+  });
+
+  test('a stamp whose changes all change again while its page is read still gives a next_since', async () => {
+    const u = await t.user();
+    await as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, {
+      add: ['https://moved-on.example/a', 'https://moved-on.example/b'],
+      remove: [],
+    });
+    const removeBoth = () =>
+      as(t, u).post(`/api/2/subscriptions/${u.name}/phone.json`, {
+        add: [],
+        remove: ['https://moved-on.example/a', 'https://moved-on.example/b'],
+      });
+    const page = await syncChanges(between('sync-episodes-changed-after', removeBoth), u.id, {
+      ...everything,
+      limit: 1,
+    });
+    expect(page.nextSince).toBeInstanceOf(Date);
+    const rest = await syncChanges(t.db, u.id, { ...everything, since: page.nextSince });
+    const read = [...page.changes, ...rest.changes].flatMap((e) => (e.type === 'subscription' ? [e.subscription] : []));
+    expect(
+      read
+        .filter((s) => s.unsubscribedAt)
+        .map((s) => s.feedUrl)
+        .sort(),
+    ).toEqual(['https://moved-on.example/a', 'https://moved-on.example/b']);
   });
 });
 
