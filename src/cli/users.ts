@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import * as auth from '../auth/service';
-import * as deletions from '../deletions/service';
+import * as transfer from '../transfer/service';
 import { InvalidInput } from '../errors';
 import { userIdOf, withDatabase } from './database';
 import { askLine, readPassword } from './terminal';
@@ -103,7 +103,7 @@ function userStartOver(user: Command): void {
         );
         if (typed !== name) throw new InvalidInput('Not confirmed: nothing was changed');
       }
-      const done = await withDatabase(async (ctx) => deletions.startOver(ctx.db, await userIdOf(ctx, name)));
+      const done = await withDatabase(async (ctx) => transfer.startOver(ctx.db, await userIdOf(ctx, name)));
       console.log(
         `${name} starts over: ${done.records} subscription records and ${done.actions} episode actions forgotten`,
       );

@@ -64,23 +64,8 @@ export async function performDeletion(db: Db, logger: Logger, deletionId: number
   }
 }
 
-/**
- * Starts the user's sync state over: every subscription record (with its URL and guid history), every
- * episode action and every deletion request is forgotten, in one transaction. Nothing is marked removed, so
- * the apps are sent no removal: each keeps its own list and uploads it again at its next full sync. The
- * account, its devices, app passwords and sessions stay. Returns what was forgotten.
- */
-export async function startOver(db: Db, userId: number): Promise<{ records: number; actions: number }> {
-  return withTransaction(db, async (tx) => {
-    await lockUser(tx, userId);
-    const actions = await episodes.forgetAll(tx, userId);
-    const records = await subscriptions.forgetAll(tx, userId);
-    await repo.deleteAllRequests(tx, userId);
-    // A new stamp: the list changed, for the clients and caches that compare it.
-    await takeChangeStamp(tx, userId);
-    return { records, actions };
-  });
-}
+/** Forgets every deletion request of the user (with their records: start over, src/transfer/start-over.ts). */
+export const forgetRequests = (tx: Queryable, userId: number): Promise<void> => repo.deleteAllRequests(tx, userId);
 
 /** Deletion requests accepted and not yet processed (a metric). */
 export const countPending = (db: Queryable): Promise<number> => repo.countPending(db);

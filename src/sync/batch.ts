@@ -103,6 +103,12 @@ async function decide(
 }
 
 /**
+ * Forgets the action ids kept of the user, when what they applied is forgotten (start over): an app that
+ * sends one of them again has it judged again, not answered as applied to a record that is no more.
+ */
+export const forgetActions = (tx: Queryable, userId: number): Promise<void> => repo.deleteAllActions(tx, userId);
+
+/**
  * Applies a batch in one transaction under the user's lock, in the order of the actions' times (the order
  * in the batch breaks ties). An action id already applied or ignored (in an earlier batch or earlier in
  * this one) is answered as it was and not applied again. Outcomes come in the batch's order, each with

@@ -172,6 +172,11 @@ export async function storedActions(tx: Queryable, userId: number, actionIds: st
   return r.rows;
 }
 
+/** Forgets every action id kept of the user: what they applied is gone (start over). */
+export async function deleteAllActions(tx: Queryable, userId: number): Promise<void> {
+  await tx.query('DELETE FROM sync_actions WHERE user_id = $1', [userId]);
+}
+
 /** Keeps what became of a batch's actions, all in one statement. */
 export async function storeActions(tx: Queryable, userId: number, rows: StoredAction[]): Promise<void> {
   if (rows.length === 0) return;

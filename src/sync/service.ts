@@ -2,7 +2,7 @@
 // A batch of actions applied by last write wins (batch.ts), the reads of changes and subscriptions
 // (reads.ts), and the shapes they take and give (types.ts). The files behind it import each other, never
 // this one; the entities, the per-type rules and the repos stay inside the room.
-export { MAX_BATCH, applyBatch } from './batch';
+export { MAX_BATCH, applyBatch, forgetActions } from './batch';
 export { changes, subscription, subscriptionsPage } from './reads';
 export type { ChangesPage, ChangesQuery } from './reads';
 export type {

@@ -1,8 +1,8 @@
 // The transfer service, one seam for every door: what they may call, by name (docs/moving.md).
 // Running an import (run-import.ts; the summary it gives, import.ts), the archive out and in (archive.ts),
 // another server and its errors (remote.ts), a gpodder.net archive (gpodder-archive.ts), idle accounts'
-// archives (idle.ts), and the web page's imports as jobs (jobs.ts). The files behind it import each other,
-// never this one; the sources, the repo and zstd frames stay inside the room.
+// archives (idle.ts), the web page's imports as jobs (jobs.ts), and starting over (start-over.ts). The files
+// behind it import each other, never this one; the sources, the repo and zstd frames stay inside the room.
 export {
   ARCHIVE_VERSION,
   archivePieces,
@@ -31,5 +31,6 @@ export { importAlone, ImportUnderWay } from './turns';
 export { localFile } from './uploads';
 export type { FileBytes } from './uploads';
 export { runImport } from './run-import';
+export { startOver } from './start-over';
 export type { ImportOptions, ImportSource } from './run-import';
 export type { Progress, Snapshot, Source } from './sources';

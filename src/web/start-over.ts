@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { ApiContext } from '../api-context';
-import * as deletions from '../deletions/service';
+import * as transfer from '../transfer/service';
 import { InvalidInput } from '../errors';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
@@ -20,7 +20,7 @@ export function startOverRoutes(ctx: ApiContext): Router {
         if ((formField(req, 'confirm') ?? '').trim() !== res.locals.account!.username) {
           throw new InvalidInput('Type your username exactly to confirm: nothing was changed.');
         }
-        const done = await deletions.startOver(ctx.db, currentUser(req));
+        const done = await transfer.startOver(ctx.db, currentUser(req));
         render(res, 'start-over', { title, done });
       },
     ],

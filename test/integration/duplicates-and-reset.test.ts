@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import * as transfer from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
 import { feedLearnt } from '../helpers/feeds';
@@ -152,5 +154,34 @@ describe('start over', () => {
     expect((await as(t, u).get(`/api/2/devices/${u.name}.json`)).body.map((d: { id: string }) => d.id)).toEqual([
       'phone',
     ]);
+  });
+});
+
+describe('start over and the sync draft', () => {
+  test('a subscribe the sync draft had applied, sent again after a start over, puts the feed back', async () => {
+    const u = await t.user();
+    const subscribe = {
+      requests: [
+        {
+          type: 'subscription',
+          action: 'subscribe',
+          action_id: randomUUID(),
+          occurred_at: '2026-11-20T10:00:00Z',
+          data: { feed_url: 'https://reset.example/sync.xml' },
+        },
+      ],
+    };
+    const first = await as(t, u).post('/api/v1/sync', subscribe);
+    expect(first.body.results[0].status).toBe('applied');
+    await transfer.startOver(t.db, u.id);
+    // An app that sends its history again after the server forgot the list: what it names is not there.
+    const again = await as(t, u).post('/api/v1/sync', subscribe);
+    expect(again.status).toBe(200);
+    expect(again.body.results[0]).toMatchObject({
+      status: 'applied',
+      data: { feed_url: 'https://reset.example/sync.xml' },
+    });
+    const list = (await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string }[];
+    expect(list.map((x) => x.feed_url)).toEqual(['https://reset.example/sync.xml']);
   });
 });
