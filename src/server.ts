@@ -15,6 +15,7 @@ import { authLimits, failureBlocks, limitTasks } from './http/limits';
 import { Foreground } from './jobs/foreground';
 import { startWorker } from './jobs/worker';
 import { migrateDatabase } from './jobs/migrate';
+import { syncCleanupTasks } from './sync/service';
 import { checkArchiveFolder, idleTasks, transferTasks } from './transfer/service';
 import { createLogger, type Logger } from './logger';
 
@@ -67,6 +68,7 @@ function backgroundTasks(db: Db, logger: Logger, config: Config, foreground: For
     retentionTasks({ db, logger, config }),
     notificationTasks({ db, logger, config }),
     notificationCleanupTasks({ db, logger }),
+    syncCleanupTasks({ db, logger }),
   ];
   // The fetcher notes new-episode events in its transaction, for the notifications room above it.
   if (config.feedFetch) tasks.push(feedTasks({ db, logger, config, foreground, newItems: newItemsHook }));

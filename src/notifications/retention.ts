@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool';
+import { inBatches, nightly } from '../jobs/batches';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import * as repo from './repo';
@@ -16,20 +17,6 @@ import * as repo from './repo';
  */
 export const RETENTION_DAYS = 30;
 
-/** Rows removed by one statement: each is short, and holds the rows it removes only while it runs. */
-const ROWS_AT_ONCE = 10_000;
-
-/** Runs `remove` a batch at a time until a batch comes back short or `signal` aborts; how many went. */
-async function inBatches(remove: (limit: number) => Promise<number>, signal?: AbortSignal): Promise<number> {
-  let removed = 0;
-  while (!signal?.aborted) {
-    const n = await remove(ROWS_AT_ONCE);
-    removed += n;
-    if (n < ROWS_AT_ONCE) break;
-  }
-  return removed;
-}
-
 /**
  * Removes what the notifications no longer need, each statement on its own: a run stopped part way (a
  * shutdown, a crash) has removed only what it was allowed to, and the next run goes on; two runs at once
@@ -44,16 +31,8 @@ export async function removeExpired(db: Db, signal?: AbortSignal): Promise<{ del
 export const CLEANUP_TASK = 'notifications:cleanup';
 
 /** Every night, the notifications' rows past the retention removed. */
-export function notificationCleanupTasks({ db, logger }: { db: Db; logger: Logger }): TaskList {
-  const stopping = new AbortController();
-  return {
-    tasks: {
-      [CLEANUP_TASK]: async () => {
-        const removed = await removeExpired(db, stopping.signal);
-        logger.info({ component: 'notifications', ...removed }, 'old notification events and deliveries removed');
-      },
-    },
-    crontab: [`30 4 * * * ${CLEANUP_TASK}`],
-    stop: () => stopping.abort(),
-  };
-}
+export const notificationCleanupTasks = ({ db, logger }: { db: Db; logger: Logger }): TaskList =>
+  nightly(CLEANUP_TASK, '30 4', async (signal) => {
+    const removed = await removeExpired(db, signal);
+    logger.info({ component: 'notifications', ...removed }, 'old notification events and deliveries removed');
+  });

@@ -172,6 +172,18 @@ export async function storedActions(tx: Queryable, userId: number, actionIds: st
   return r.rows;
 }
 
+/** Forgets up to `limit` action ids, of every user, that came more than `days` days ago; how many. */
+export async function deleteActionsBefore(db: Queryable, days: number, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM sync_actions
+      WHERE (user_id, action_id) IN (
+        SELECT user_id, action_id FROM sync_actions WHERE received < now() - make_interval(days => $1)
+         LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [days, limit],
+  );
+  return r.rowCount ?? 0;
+}
+
 /** Forgets every action id kept of the user: what they applied is gone (start over). */
 export async function deleteAllActions(tx: Queryable, userId: number): Promise<void> {
   await tx.query('DELETE FROM sync_actions WHERE user_id = $1', [userId]);

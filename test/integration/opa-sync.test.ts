@@ -7,6 +7,7 @@ import type { Db } from '../../src/db/pool';
 import { performDeletion } from '../../src/deletions/service';
 import { changes as syncChanges } from '../../src/sync/service';
 import { as, expectError, ISO_MS, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { sub, unsub, update } from '../helpers/sync-actions';
 
 // The Open Podcast API's sync draft under /api/v1 (experimental): actions, last write wins, retries,
 // Client-ID, paging, and the same store as /v1 and gpodder.
@@ -24,28 +25,6 @@ type Sub = { sync_id: string; guid: string; feed_url: string; subscribed_at: str
 
 const CLIENT_A = 'cca4ad10-dc35-4572-8f11-125dc465428a';
 const CLIENT_B = '550e8400-e29b-41d4-a716-446655440000';
-
-const sub = (feedUrl: string, at: string, extra: Record<string, unknown> = {}) => ({
-  type: 'subscription',
-  action: 'subscribe',
-  action_id: randomUUID(),
-  occurred_at: at,
-  data: { feed_url: feedUrl, ...extra },
-});
-const unsub = (syncId: string, at: string) => ({
-  type: 'subscription',
-  action: 'unsubscribe',
-  action_id: randomUUID(),
-  occurred_at: at,
-  data: { sync_id: syncId },
-});
-const update = (syncId: string, at: string, data: Record<string, unknown>) => ({
-  type: 'subscription',
-  action: 'update',
-  action_id: randomUUID(),
-  occurred_at: at,
-  data: { sync_id: syncId, ...data },
-});
 
 async function post(u: TestUser, requests: unknown[], client?: string) {
   const req = request(t.app).post('/api/v1/sync').set('Authorization', u.basic);
