@@ -122,17 +122,24 @@ const importDevices: Step = async (db, userId, snapshot, { dryRun, progress }, i
   into.sample = keep.slice(0, SAMPLE).map((d) => `${d.id} (${d.caption}, ${d.type})`);
 };
 
-/** The feeds the user is not subscribed to, subscribed to in one change. */
+/**
+ * The feeds the user is not subscribed to, subscribed to in one change: each once, by the URL the rules
+ * keep (a feed the source lists as http:// and itpc:// is one new feed).
+ */
 const importFeeds: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
   const feedsHere = await subscriptions.subscribedAmong(db, userId, snapshot.subscribed);
   const newFeeds = snapshot.subscribed.filter((u) => !feedsHere.has(u));
   progress('subscribing', 0, newFeeds.length);
-  const outcomes = newFeeds.map((url) => subscriptions.checkFeed({ url }));
-  const valid = newFeeds.filter((_, i) => subscriptions.isItem(outcomes[i]!));
-  for (const o of outcomes) if (!subscriptions.isItem(o) && !o.ok) refuse(into, o.url, o.reason);
-  if (!dryRun && valid.length > 0) await subscriptions.applyChanges(db, userId, { add: valid, remove: [] });
-  into.added = valid.length;
-  into.sample = valid.slice(0, SAMPLE);
+  const valid = new Map<string, string>();
+  for (const o of newFeeds.map((url) => subscriptions.checkFeed({ url }))) {
+    if (!subscriptions.isItem(o)) {
+      if (!o.ok) refuse(into, o.url, o.reason);
+    } else if (!valid.has(o.hash)) valid.set(o.hash, o.feedUrl);
+  }
+  const urls = [...valid.values()];
+  if (!dryRun && urls.length > 0) await subscriptions.applyChanges(db, userId, { add: urls, remove: [] });
+  into.added = urls.length;
+  into.sample = urls.slice(0, SAMPLE);
 };
 
 /**

@@ -466,6 +466,36 @@ describe('import from replayed Nextcloud gpoddersync answers', () => {
   });
 });
 
+describe('a feed the other server lists in two spellings', () => {
+  test('is one new feed, counted and shown once by the URL castsync keeps', async () => {
+    const nc = await feedServer({
+      '/index.php/apps/gpoddersync/subscriptions': (_req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ add: ['http://x.example/feed', 'itpc://x.example/feed', 'feed://y.example/f'] })),
+      '/index.php/apps/gpoddersync/episode_action': (_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"actions": []}'),
+    });
+    try {
+      const u = await local.user('spellings');
+      const from = { source: 'nextcloud' as const, serverUrl: nc.url(''), remoteUser: 'a', password: 'b' };
+      for (const dryRun of [true, false]) {
+        const summary = await importInto(u, from, dryRun);
+        expect(summary.feeds).toMatchObject({
+          total: 3,
+          added: 2,
+          sample: ['http://x.example/feed', 'http://y.example/f'],
+          refused: [],
+        });
+      }
+      expect((await viewOf(local, u)).feeds).toEqual(['http://x.example/feed', 'http://y.example/f']);
+      expect((await importInto(u, from)).feeds).toMatchObject({ total: 3, added: 0 });
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
 describe('hostile or broken servers: a clear error, nothing imported', () => {
   const cases: [string, http.RequestListener, RegExp][] = [
     [
