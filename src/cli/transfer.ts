@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
 import * as transfer from '../transfer/service';
-import type { Summary } from '../transfer/service';
+import { REFUSED_LISTED, type Summary } from '../transfer/service';
 import { userIdOf, withDatabase } from './database';
 import { readPassword, terminalProgress } from './terminal';
 import { writeFileDurably } from '../files';
@@ -27,10 +27,12 @@ export function printSummary(s: Summary, from: string, into: string): void {
   }
   if (parts.every(([, p]) => p.added === 0)) console.log('  nothing new: everything it holds is here already');
   const refused = parts.flatMap(([name, p]) => p.refused.map((r) => `${name}: ${r.item}: ${r.reason}`));
-  if (refused.length > 0) {
-    console.log(`  ${n(refused.length)} refused by castsync's rules${s.dryRun ? ' (would be)' : ''}:`);
-    for (const line of refused.slice(0, 50)) console.log(`    ${line}`);
-    if (refused.length > 50) console.log(`    … and ${n(refused.length - 50)} more`);
+  const count = parts.reduce((sum, [, p]) => sum + p.refusedCount, 0);
+  if (count > 0) {
+    const listed = refused.slice(0, REFUSED_LISTED);
+    console.log(`  ${n(count)} refused by castsync's rules${s.dryRun ? ' (would be)' : ''}:`);
+    for (const line of listed) console.log(`    ${line}`);
+    if (count > listed.length) console.log(`    … and ${n(count - listed.length)} more`);
     process.exitCode = 2;
   }
 }

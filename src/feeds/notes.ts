@@ -21,6 +21,19 @@ export function unescapeXml(s: string): string {
 }
 
 /**
+ * The XML parser's decoder of attribute values and text (fast-xml-parser's `entityDecoder`): unescapeXml,
+ * in one pass. The parser's own left character references as they were unless HTML's entities were wanted
+ * too; entity declarations are refused before a document reaches the parser, and this expands none.
+ */
+export const xmlReferences = {
+  decode: unescapeXml,
+  reset: () => undefined,
+  setXmlVersion: () => undefined,
+  setExternalEntities: () => undefined,
+  addInputEntities: () => undefined,
+};
+
+/**
  * The markup of a show-notes element as the parser leaves it (raw, a stop node): the content of its CDATA
  * sections as it is, the rest with its XML references decoded (escaped HTML becomes HTML).
  */

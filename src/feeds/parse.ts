@@ -2,7 +2,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { parseGuid } from '../subscriptions/service';
 import { cleanText } from '../text';
 import { isStorable } from '../timestamps';
-import { showNotes, unescapeXml } from './notes';
+import { showNotes, xmlReferences } from './notes';
 import { podloveChapters, webUrl, type Chapter } from './chapters';
 import { FORMAT_PREFERENCE, transcriptFormat, type TranscriptFormat } from './transcripts';
 
@@ -100,13 +100,7 @@ const parser = new XMLParser({
   // decoder left character references as they were unless HTML's entities were wanted too (a title showed
   // "Don&#8217;t", an enclosure URL's "&#38;" began a fragment).
   processEntities: { enabled: true, maxEntityCount: 1 },
-  entityDecoder: {
-    decode: unescapeXml,
-    reset: () => undefined,
-    setXmlVersion: () => undefined,
-    setExternalEntities: () => undefined,
-    addInputEntities: () => undefined,
-  },
+  entityDecoder: xmlReferences,
   // Episodes' show notes: their markup is kept as raw text (notes.ts), not parsed.
   stopNodes: [
     '*.item.description',

@@ -16,5 +16,6 @@ export type { FetcherSettings, NewItemsHook } from './fetcher';
 export type { NewItem } from './repo';
 export { feedRegistry } from './metrics';
 export { FeedParseError, parseFeed } from './parse';
+export { xmlReferences } from './notes';
 export type { FeedItem } from './parse';
 export { thumbnail } from './artwork';

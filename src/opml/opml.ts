@@ -1,5 +1,6 @@
 import { XMLParser } from 'fast-xml-parser';
 import { InvalidInput } from '../errors';
+import { xmlReferences } from '../feeds/service';
 import { cleanText } from '../text';
 
 /** A feed as OPML carries it: its URL and, when known, its title and web page. */
@@ -39,9 +40,10 @@ const notOpml = (detail: string) => new InvalidInput(`not OPML: ${detail}`);
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '',
-  // The five XML entities and character references only: no DOCTYPE entities (an expansion bomb
-  // is refused before parsing, and these limits hold even so).
-  processEntities: { enabled: true, maxEntityCount: 0, maxTotalExpansions: 100_000, maxExpandedLength: 4_000_000 },
+  // The five XML entities and character references only, as a feed's are read (a URL's "&#38;" is its
+  // "&"): no DOCTYPE entities (declarations are refused before parsing, and this decoder expands none).
+  processEntities: { enabled: true, maxEntityCount: 1 },
+  entityDecoder: xmlReferences,
   htmlEntities: false,
   isArray: (name) => name === 'outline',
 });

@@ -4,7 +4,7 @@ import * as devices from '../devices/service';
 import * as episodes from '../episodes/service';
 import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
-import { importSnapshot, type Brought, type Summary } from './import';
+import { importSnapshot, part, refuse, type Brought, type Summary } from './import';
 import { parseCleanJson } from '../text';
 import { isRefusal } from '../errors';
 import { drain, NotJson, readJson, type JsonPath, type JsonReaderOptions, type OnValue } from './json-stream';
@@ -335,11 +335,11 @@ export async function importArchive(
   );
   if (!dryRun) await restoreKept(db, userId, archive, keep);
   summary.feeds = {
-    total: archive.subscriptions.length,
+    ...part(archive.subscriptions.length),
     added: restored.created.length,
     sample: restored.created.slice(0, 5).map((r) => r.feedUrl + (r.subscribed ? '' : ' (unsubscribed)')),
-    refused: restored.refused.map((x) => ({ item: x.record.feedUrl, reason: x.reason })),
     removedOnRemote: 0,
   };
+  for (const x of restored.refused) refuse(summary.feeds, x.record.feedUrl, x.reason);
   return summary;
 }

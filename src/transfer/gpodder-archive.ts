@@ -196,8 +196,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const firstUrl = (urls: unknown): string | undefined => (Array.isArray(urls) ? str(urls[0]) : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
-/** gpodder.net's device types; a tablet is a mobile device here. */
-const typeOf = (t: unknown) => (t === 'tablet' ? 'mobile' : typeof t === 'string' ? t : 'other');
+/** gpodder.net's device type: castsync has the same ones (one it does not know is stored as "other"). */
+const typeOf = (t: unknown) => (typeof t === 'string' ? t : 'other');
 
 /** The live devices of clients.json (in its groups; `deleted` lists the deleted ones). */
 function devicesOf(clients: unknown): Snapshot['devices'] {

@@ -9,8 +9,29 @@ import type { Progress, Snapshot } from './sources';
 /** How many of each thing a sample shows. */
 const SAMPLE = 5;
 
-/** One kind of thing an import brings: how many the source has, how many are new here, the first few, the refused. */
-export type Part = { total: number; added: number; sample: string[]; refused: { item: string; reason: string }[] };
+/**
+ * One kind of thing an import brings: how many the source has, how many are new here, the first few, and
+ * the refused: the first REFUSED_LISTED of them with why, and how many in all.
+ */
+export type Part = {
+  total: number;
+  added: number;
+  sample: string[];
+  refused: { item: string; reason: string }[];
+  refusedCount: number;
+};
+
+/**
+ * How many refused items a part lists (the command line shows as many, the web page fewer): a file of
+ * millions of actions castsync refuses would otherwise keep a line for each, in memory and in the summary.
+ */
+export const REFUSED_LISTED = 50;
+
+/** Notes an item the rules refused: counted, and listed while the part lists fewer than REFUSED_LISTED. */
+export function refuse(into: Part, item: string, reason: string): void {
+  into.refusedCount++;
+  if (into.refused.length < REFUSED_LISTED) into.refused.push({ item, reason });
+}
 
 /** What an import did, or (dryRun) would do. */
 export type Summary = {
@@ -41,10 +62,10 @@ async function* batchesOf(a: Brought['actions'], size: number): AsyncGenerator<u
   for (let start = 0; start < a.length; start += size) yield a.slice(start, start + size);
 }
 
-const part = (total: number): Part => ({ total, added: 0, sample: [], refused: [] });
+export const part = (total: number): Part => ({ total, added: 0, sample: [], refused: [], refusedCount: 0 });
 
 /** Whether everything the source held was imported (or is already here). */
-export const complete = (s: Summary): boolean => [s.devices, s.feeds, s.actions].every((p) => p.refused.length === 0);
+export const complete = (s: Summary): boolean => [s.devices, s.feeds, s.actions].every((p) => p.refusedCount === 0);
 
 const describe = (a: episodes.EpisodeAction) =>
   `${a.action} ${a.episodeUrl} at ${a.at.toISOString()}${a.position !== undefined ? ` (position ${a.position} s)` : ''}`;
@@ -91,7 +112,7 @@ const importDevices: Step = async (db, userId, snapshot, { dryRun, progress }, i
   progress('adding devices', 0, newDevices.length);
   const keep = newDevices.filter((d) => devices.DEVICE_ID.test(d.id));
   for (const d of newDevices) {
-    if (!keep.includes(d)) into.refused.push({ item: d.id, reason: 'a device id castsync cannot keep' });
+    if (!keep.includes(d)) refuse(into, d.id, 'a device id castsync cannot keep');
   }
   for (const d of dryRun ? [] : keep) {
     const type = (devices.DEVICE_TYPES as readonly string[]).includes(d.type) ? d.type : 'other';
@@ -101,17 +122,24 @@ const importDevices: Step = async (db, userId, snapshot, { dryRun, progress }, i
   into.sample = keep.slice(0, SAMPLE).map((d) => `${d.id} (${d.caption}, ${d.type})`);
 };
 
-/** The feeds the user is not subscribed to, subscribed to in one change. */
+/**
+ * The feeds the user is not subscribed to, subscribed to in one change: each once, by the URL the rules
+ * keep (a feed the source lists as http:// and itpc:// is one new feed).
+ */
 const importFeeds: Step = async (db, userId, snapshot, { dryRun, progress }, into) => {
   const feedsHere = await subscriptions.subscribedAmong(db, userId, snapshot.subscribed);
   const newFeeds = snapshot.subscribed.filter((u) => !feedsHere.has(u));
   progress('subscribing', 0, newFeeds.length);
-  const outcomes = newFeeds.map((url) => subscriptions.checkFeed({ url }));
-  const valid = newFeeds.filter((_, i) => subscriptions.isItem(outcomes[i]!));
-  for (const o of outcomes) if (!subscriptions.isItem(o) && !o.ok) into.refused.push({ item: o.url, reason: o.reason });
-  if (!dryRun && valid.length > 0) await subscriptions.applyChanges(db, userId, { add: valid, remove: [] });
-  into.added = valid.length;
-  into.sample = valid.slice(0, SAMPLE);
+  const valid = new Map<string, string>();
+  for (const o of newFeeds.map((url) => subscriptions.checkFeed({ url }))) {
+    if (!subscriptions.isItem(o)) {
+      if (!o.ok) refuse(into, o.url, o.reason);
+    } else if (!valid.has(o.hash)) valid.set(o.hash, o.feedUrl);
+  }
+  const urls = [...valid.values()];
+  if (!dryRun && urls.length > 0) await subscriptions.applyChanges(db, userId, { add: urls, remove: [] });
+  into.added = urls.length;
+  into.sample = urls.slice(0, SAMPLE);
 };
 
 /**
@@ -131,7 +159,7 @@ const importActions: Step = async (db, userId, snapshot, { dryRun, progress }, i
       progress(step, start, total);
       const done = await recordInterchange(q, storeAs, batch, received);
       into.added += done.stored;
-      for (const s of done.skipped) into.refused.push({ item: `action ${start + s.index}`, reason: s.reason });
+      for (const s of done.skipped) refuse(into, `action ${start + s.index}`, s.reason);
       const room = SAMPLE - into.sample.length;
       if (room > 0) into.sample.push(...done.actions.slice(0, room).map(describe));
       start += batch.length;

@@ -47,7 +47,9 @@ const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 const LITERALS: Record<string, unknown> = { true: true, false: false, null: null };
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
-const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 45 || c === 43 || c === 46;
+/** What a number or literal may hold: digits, a-z, E (an exponent may be upper case), - + and '.'. */
+const isWordChar = (c: number) =>
+  (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 69 || c === 45 || c === 43 || c === 46;
 
 export class JsonReader {
   private readonly decoder = new TextDecoder('utf-8');

@@ -38,6 +38,22 @@ export const again =
     next();
   };
 
+/**
+ * A file form's body parser (multer), whose failure to read the request is the sender's: an upload cut
+ * short, a malformed or boundless multipart body. multer hands on the parser's plain Error for those (its
+ * own MulterError is for the limits, mapped below), which would otherwise be a 500 logged as the server's.
+ */
+export const uploadParser =
+  (parse: RequestHandler): RequestHandler =>
+  (req, res, next) =>
+    parse(req, res, (err?: unknown) =>
+      next(
+        err === undefined || err === 'route' || err === 'router' || err instanceof MulterError
+          ? err
+          : new PageError(400, 'That upload could not be read (cut short, or not a form this page sends): try again.'),
+      ),
+    );
+
 /** A form field or an address holding text that cannot be stored: the form again, saying which. */
 export const inputRefused = (where: RequestPart): PageError =>
   new PageError(

@@ -7,7 +7,7 @@ import { route } from '../http/method';
 import { sendStreamed } from '../http/stream';
 import * as transfer from '../transfer/service';
 import { type ImportView, listImports, startImport } from '../transfer/service';
-import { again, PageError } from './errors';
+import { again, PageError, uploadParser } from './errors';
 import { when } from './format';
 import { formField } from './session';
 import { render, type Notice } from './views';
@@ -75,7 +75,9 @@ function uploaded(req: Request, message: string): { chunks: Buffer[]; head: Buff
 /** The archive form's body parser (ahead of the form token check, which needs the body). */
 export const archiveUpload = (ctx: ApiContext) => [
   again((req, res, notice) => page(ctx, req, res, [notice])),
-  multer({ storage: chunkStorage, limits: { fileSize: ctx.config.importMaxBytes, files: 1 } }).single('archive'),
+  uploadParser(
+    multer({ storage: chunkStorage, limits: { fileSize: ctx.config.importMaxBytes, files: 1 } }).single('archive'),
+  ),
 ];
 
 const dryRunOf = (req: Request) => formField(req, 'action') === 'preview';

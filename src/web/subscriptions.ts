@@ -9,7 +9,7 @@ import { exportOpml, importOpml } from '../opml/service';
 import * as queue from '../queue/service';
 import * as subscriptions from '../subscriptions/service';
 import { parseGuid } from '../subscriptions/service';
-import { again, PageError } from './errors';
+import { again, PageError, uploadParser } from './errors';
 import { formField } from './session';
 import { render, type Notice } from './views';
 
@@ -18,10 +18,12 @@ const STATES = { subscribed: true, unsubscribed: false, all: null } as const;
 type State = keyof typeof STATES;
 
 /** An OPML upload: one file of at most 4 MiB, kept in memory (as the API's OPML body). */
-const opmlFile = multer({
-  storage: multer.memoryStorage(),
-  limits: { fileSize: 4 * 1024 * 1024, files: 1 },
-}).single('opml');
+const opmlFile = uploadParser(
+  multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: 4 * 1024 * 1024, files: 1 },
+  }).single('opml'),
+);
 
 /** Artwork is shown only from an http(s) URL. */
 const artwork = (url: string | null): string | null => (url && /^https?:\/\//i.test(url) ? url : null);

@@ -45,6 +45,45 @@ describe('the web page answers every error as a page', () => {
     expect(r.text).not.toContain('big.example');
   });
 
+  test('an upload cut short or malformed: 400 as HTML with its page again, nothing logged as the server’s fault', async () => {
+    const { logger, lines } = capturedLogger();
+    const app = await testApp({}, logger);
+    try {
+      const u = await app.user();
+      const a = await signedInAgent(app.app, u.name, u.password);
+      const b = 'castsync-test-boundary';
+      const part = (field: string) =>
+        `--${b}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${a.csrf}\r\n` +
+        `--${b}\r\nContent-Disposition: form-data; name="${field}"; filename="f"\r\n\r\n{"format":`;
+      const cases = [
+        ['/web/import/archive', 'archive', '<h1>Import and export</h1>'],
+        ['/web/import/gpodder-archive', 'archive', '<h1>Import and export</h1>'],
+        ['/web/opml', 'opml', '<h1>Subscriptions</h1>'],
+      ];
+      for (const [path, field, heading] of cases) {
+        // Cut short: the body ends inside the file, with no closing boundary.
+        const cut = await a.agent
+          .post(path!)
+          .set('content-type', `multipart/form-data; boundary=${b}`)
+          .send(part(field!));
+        // Malformed: multipart without its boundary.
+        const bare = await a.agent.post(path!).set('content-type', 'multipart/form-data').send('x');
+        for (const r of [cut, bare]) {
+          expect(r.status).toBe(400);
+          html(r);
+          expect(r.text).toContain(
+            'That upload could not be read (cut short, or not a form this page sends): try again.',
+          );
+          expect(r.text).toContain(heading);
+        }
+      }
+      expect(await app.db.query('SELECT 1 FROM imports WHERE user_id = $1', [u.id])).toHaveProperty('rowCount', 0);
+      expect(lines.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('a wrong password and too many of them: the sign-in page again, 401 then 429 with Retry-After', async () => {
     const u = await t.user();
     const agent = request.agent(t.app);

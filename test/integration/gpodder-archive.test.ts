@@ -131,6 +131,24 @@ describe('a gpodder.net archive', () => {
     expect(await everything(u)).toEqual(before);
   });
 
+  test('a device keeps its gpodder.net type, a tablet too (castsync keeps tablets as gpodder.net does)', async () => {
+    const u = await t.user('tablet');
+    const members = realisticMembers();
+    const devices = [
+      { uid: 'tab', name: 'Galaxy Tab', type: 'tablet', user_agent: 'AntennaPod/3.4.0' },
+      { uid: 'box', name: 'Home server', type: 'server', user_agent: 'gPodder/3.11' },
+    ];
+    members['clients.json'] = pythonJson({ groups: [{ is_synced: false, devices }], deleted: [] });
+    const summary = await importFile(u, writeArchive(members));
+    expect(summary.devices.refused).toEqual([]);
+    const { devices: got } = await everything(u);
+    const kept = got.filter((d) => ['tab', 'box'].includes(d.id)).map((d) => [d.id, d.type]);
+    expect(kept.sort()).toEqual([
+      ['box', 'server'],
+      ['tab', 'tablet'],
+    ]);
+  });
+
   test('with one device in the file, its entries are that device; a plain tar is read too', async () => {
     const u = await t.user('single');
     await importFile(u, writeArchive(realisticMembers({ devices: 1 }), { compress: false }));

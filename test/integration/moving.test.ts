@@ -466,6 +466,36 @@ describe('import from replayed Nextcloud gpoddersync answers', () => {
   });
 });
 
+describe('a feed the other server lists in two spellings', () => {
+  test('is one new feed, counted and shown once by the URL castsync keeps', async () => {
+    const nc = await feedServer({
+      '/index.php/apps/gpoddersync/subscriptions': (_req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ add: ['http://x.example/feed', 'itpc://x.example/feed', 'feed://y.example/f'] })),
+      '/index.php/apps/gpoddersync/episode_action': (_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"actions": []}'),
+    });
+    try {
+      const u = await local.user('spellings');
+      const from = { source: 'nextcloud' as const, serverUrl: nc.url(''), remoteUser: 'a', password: 'b' };
+      for (const dryRun of [true, false]) {
+        const summary = await importInto(u, from, dryRun);
+        expect(summary.feeds).toMatchObject({
+          total: 3,
+          added: 2,
+          sample: ['http://x.example/feed', 'http://y.example/f'],
+          refused: [],
+        });
+      }
+      expect((await viewOf(local, u)).feeds).toEqual(['http://x.example/feed', 'http://y.example/f']);
+      expect((await importInto(u, from)).feeds).toMatchObject({ total: 3, added: 0 });
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
 describe('hostile or broken servers: a clear error, nothing imported', () => {
   const cases: [string, http.RequestListener, RegExp][] = [
     [
@@ -1005,6 +1035,32 @@ describe('the web page: download my data, and imports as jobs', () => {
     );
     await runJobs();
     expect(await count(local, 'imports', u.id)).toBe(2);
+  });
+
+  test('an archive of many actions castsync refuses: all counted, the first 50 kept with why, the summary small', async () => {
+    const u = await local.user('manyrefused');
+    const { agent } = await signedInAgent(local.app, u.name, u.password);
+    // 100,000 actions with nothing in them, 300 kB: each refused.
+    const n = 100_000;
+    const head = { format: 'castsync-archive', version: 1, exported_at: '2024-01-01T00:00:00Z', user: 'x' };
+    const document = JSON.stringify({ ...head, devices: [], subscriptions: [], episode_actions: Array(n).fill({}) });
+    await startImport(local.db, u.id, { source: 'archive', upload: [Buffer.from(document)] }, false);
+    await runJobs();
+    const stored = await local.db.query<{ summary: Summary; size: number }>(
+      'SELECT summary, pg_column_size(summary) AS size FROM imports WHERE user_id = $1',
+      [u.id],
+    );
+    const { summary, size } = stored.rows[0]!;
+    expect(summary.actions).toMatchObject({ total: n, added: 0, refusedCount: n });
+    expect(summary.actions.refused).toHaveLength(50);
+    expect(summary.actions.refused[49]).toEqual({
+      item: 'action 49',
+      reason: expect.stringMatching(/^podcast is required/),
+    });
+    expect(size).toBeLessThan(20_000);
+    const page = (await agent.get('/web/moving')).text;
+    expect(page).toContain(`${n} items were refused by castsync's rules:`);
+    expect(page.match(/<li><span class="wrap">action \d+<\/span>/g)).toHaveLength(20);
   });
 
   test('a bad form is shown again with the reason, and nothing is queued', async () => {

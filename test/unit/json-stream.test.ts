@@ -74,6 +74,13 @@ describe('the streaming JSON reader', () => {
     ]);
   });
 
+  test('numbers in every form JSON has, an upper-case exponent too (as Java and other writers put it)', () => {
+    const text = '[1E5, 2.5E-3, -1E+2, 1e5, 0, -0.5, 12]';
+    for (const cuts of [[], [2], [3, 9]]) {
+      expect(read(Buffer.from(text), cuts).out).toEqual([[[], JSON.parse(text), undefined]]);
+    }
+  });
+
   test('text that is not JSON, or cut short, is refused as NotJson', () => {
     const broken = ['', '{', '[1,]', '{"a" 1}', '[1 2]', '{"a":1}}', 'tru', '01', '"\\x"', '"a\nb"', '[1]x', '{,}'];
     for (const text of broken) {
