@@ -220,3 +220,22 @@ test('Kasts in Nextcloud mode: every action says "device":"" (and may say "guid"
   const phone = await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0&device=phone`);
   expect(phone.body.actions).toHaveLength(2);
 });
+
+test('Kasts with the server address typed with a trailing slash: every path it sends starts with //', async () => {
+  const u = await t.user();
+  // Kasts keeps the address as typed and appends "/api/2/..." (src/sync/gpodder/gpodder.cpp, baseUrl()).
+  const kasts = (r: request.Test) => r.set('Authorization', u.basic).set('User-Agent', 'Kasts/24.12');
+  const login = await kasts(request(t.app).post(`//api/2/auth/${u.name}/login.json`)).send('');
+  expect(login.status).toBe(200);
+  const devices = await kasts(request(t.app).get(`//api/2/devices/${u.name}.json`));
+  expect(devices.status).toBe(200);
+  const added = await kasts(request(t.app).post(`//api/2/subscriptions/${u.name}/kasts-host.json`)).send(
+    '{"add":["https://replay.example/slash.xml"],"remove":[]}',
+  );
+  expect(added.status).toBe(200);
+  const pulled = await kasts(request(t.app).get(`//api/2/subscriptions/${u.name}/kasts-host.json?since=0`));
+  expect(pulled.body.add).toEqual(['https://replay.example/slash.xml']);
+  // The same in Nextcloud mode, where the path starts with /index.php.
+  const nc = await kasts(request(t.app).get('//index.php/apps/gpoddersync/subscriptions?since=0'));
+  expect(nc.body.add).toEqual(['https://replay.example/slash.xml']);
+});
