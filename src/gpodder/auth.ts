@@ -11,10 +11,14 @@ const COOKIE = 'sessionid';
 
 export const sessionCookie = (req: Request): string | undefined => cookieOf(req, COOKIE);
 
-/** The sessionid cookie: `token` for a year, or '' to end it. */
-export function setSessionCookie(ctx: ApiContext, req: Request, res: Response, token: string): void {
+/**
+ * The sessionid cookie: `token` for a year, or '' to end it. `Secure` only when the request came over https,
+ * whatever PUBLIC_URL says: an app that reaches the server over plain http (a LAN address) would not send
+ * a Secure cookie back, and AntennaPod sends nothing else after its login.
+ */
+export function setSessionCookie(req: Request, res: Response, token: string): void {
   const maxAge = token === '' ? 0 : auth.SESSION_TTL_SECONDS;
-  setCookie(req, res, ctx.config.publicUrl, {
+  setCookie(req, res, undefined, {
     name: COOKIE,
     value: token,
     attributes: `SameSite=Lax; Max-Age=${maxAge}`,
@@ -86,7 +90,7 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
     }
     // Given once the request is allowed: a refused one carries no cookie.
     if (given !== undefined) {
-      setSessionCookie(ctx, req, res, given);
+      setSessionCookie(req, res, given);
       res.locals.session = given;
     }
     req.userId = userId;

@@ -239,3 +239,32 @@ test('Kasts with the server address typed with a trailing slash: every path it s
   const nc = await kasts(request(t.app).get('//index.php/apps/gpoddersync/subscriptions?since=0'));
   expect(nc.body.add).toEqual(['https://replay.example/slash.xml']);
 });
+
+test('AntennaPod on the plain-http address of a server whose PUBLIC_URL is https: the cookie comes back', async () => {
+  const lan = await testApp({ PUBLIC_URL: 'https://sync.example', TRUST_PROXY: 'true' });
+  try {
+    const u = await lan.user();
+    const login = await request(lan.app)
+      .post(`/api/2/auth/${u.name}/login.json`)
+      .set('Authorization', u.basic)
+      .set('User-Agent', 'AntennaPod/3.6.1')
+      .set('Content-Type', 'plain/text; charset=utf-8')
+      .send('');
+    expect(login.status).toBe(200);
+    // java.net.CookieManager, AntennaPod's cookie jar, sends a Secure cookie over https only; AntennaPod
+    // sends nothing else after the login.
+    const cookie = ([login.headers['set-cookie']].flat() as string[]).find((c) => c.startsWith('sessionid='))!;
+    const sent = /;\s*Secure\b/i.test(cookie) ? {} : { Cookie: cookie.split(';')[0]! };
+    const devices = await request(lan.app).get(`/api/2/devices/${u.name}.json`).set(sent);
+    expect(devices.status).toBe(200);
+    // Over https (through the proxy) it is Secure.
+    const https = await request(lan.app)
+      .post(`/api/2/auth/${u.name}/login.json`)
+      .set('Authorization', u.basic)
+      .set('X-Forwarded-Proto', 'https')
+      .send('');
+    expect(https.headers['set-cookie']).toEqual([expect.stringMatching(/^sessionid=.*; Secure$/)]);
+  } finally {
+    await lan.close();
+  }
+});
