@@ -268,3 +268,41 @@ test('AntennaPod on the plain-http address of a server whose PUBLIC_URL is https
     await lan.close();
   }
 });
+
+test('an app signed in again as someone else, its cookie jar still holding the first user’s sessionid', async () => {
+  const first = await t.user();
+  const second = await t.user();
+  await as(t, first).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://replay.example/first.xml' }] });
+  await as(t, second).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://replay.example/second.xml' }] });
+  // Kasts in Nextcloud mode: Basic on every request, and Qt's cookie jar keeps what the server set while the
+  // app runs; signing out sends nothing to the server (src/sync/sync.cpp, Sync::logout()).
+  const before = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', first.basic);
+  const jar = `sessionid=${sessionCookieOf(before)}`;
+  const kasts = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', second.basic)
+    .set('Cookie', jar);
+  expect(kasts.status).toBe(200);
+  expect(kasts.body.add).toEqual(['https://replay.example/second.xml']);
+  // AntennaPod (gpodder.net mode): Basic on the login only, OkHttp's cookie jar kept for the process.
+  const login = await request(t.app)
+    .post(`/api/2/auth/${second.name}/login.json`)
+    .set('Authorization', second.basic)
+    .set('Cookie', jar)
+    .set('Content-Type', 'plain/text; charset=utf-8')
+    .send('');
+  expect(login.status).toBe(200);
+  const next = await request(t.app)
+    .get(`/api/2/subscriptions/${second.name}/phone.json?since=0`)
+    .set('Cookie', `sessionid=${sessionCookieOf(login)}`);
+  expect(next.body.add).toEqual(['https://replay.example/second.xml']);
+  // Credentials for someone else that do not open: 401, though the cookie is valid.
+  const wrong = 'Basic ' + Buffer.from(`${second.name}:not-the-password`).toString('base64');
+  const refused = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', wrong)
+    .set('Cookie', jar);
+  expect(refused.status).toBe(401);
+});
