@@ -11,10 +11,14 @@ const COOKIE = 'sessionid';
 
 export const sessionCookie = (req: Request): string | undefined => cookieOf(req, COOKIE);
 
-/** The sessionid cookie: `token` for a year, or '' to end it. */
-export function setSessionCookie(ctx: ApiContext, req: Request, res: Response, token: string): void {
+/**
+ * The sessionid cookie: `token` for a year, or '' to end it. `Secure` only when the request came over https,
+ * whatever PUBLIC_URL says: an app that reaches the server over plain http (a LAN address) would not send
+ * a Secure cookie back, and AntennaPod sends nothing else after its login.
+ */
+export function setSessionCookie(req: Request, res: Response, token: string): void {
   const maxAge = token === '' ? 0 : auth.SESSION_TTL_SECONDS;
-  setCookie(req, res, ctx.config.publicUrl, {
+  setCookie(req, res, undefined, {
     name: COOKIE,
     value: token,
     attributes: `SameSite=Lax; Max-Age=${maxAge}`,
@@ -33,8 +37,8 @@ declare module 'express-serve-static-core' {
  * password or an app password (personal access token), or an app password as a bearer token. A Basic request that came without a valid
  * cookie gets one; clients that never keep it (Kasts, Nextcloud-mode apps send Basic every time) are
  * given the same session again while their credentials are cached, rather than a new one per request.
- * `{user}` in the path must be the authenticated user (any case). Failures count toward the same limits
- * as /v1, and get a Basic challenge.
+ * A cookie gives way to Basic credentials naming another user. `{user}` in the path must be the
+ * authenticated user (any case). Failures count toward the same limits as /v1, and get a Basic challenge.
  */
 export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHandler {
   const usernames = new Map<number, string>();
@@ -70,23 +74,37 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
     return limiter.attempt(clientKey(req, '(token)'), () => auth.authenticateBearer(ctx, token));
   };
 
-  return async (req, res, next) => {
+  const isNamed = async (userId: number, name: string): Promise<boolean> => {
+    let username = usernames.get(userId);
+    if (username === undefined) {
+      username = await auth.usernameOf(ctx.db, userId);
+      if (username !== undefined) usernames.set(userId, username);
+    }
+    return username?.toLowerCase() === name.toLowerCase();
+  };
+
+  /**
+   * The user of the sessionid cookie, unless the request's Basic credentials name someone else: an app
+   * signed in again as another user still sends the first one's cookie (its cookie jar lasts as long as
+   * the app runs), and the credentials it sends are the ones it means.
+   */
+  const cookieUser = async (req: Request): Promise<number | undefined> => {
     const cookie = sessionCookie(req);
-    const fromCookie = cookie === undefined ? undefined : await auth.authenticateSession(ctx, cookie);
-    if (fromCookie !== undefined) res.locals.session = cookie;
+    const userId = cookie === undefined ? undefined : await auth.authenticateSession(ctx, cookie);
+    if (userId === undefined) return undefined;
+    const basic = basicCredentials(req.headers.authorization);
+    return basic === undefined || (await isNamed(userId, basic.username)) ? userId : undefined;
+  };
+
+  return async (req, res, next) => {
+    const fromCookie = await cookieUser(req);
+    if (fromCookie !== undefined) res.locals.session = sessionCookie(req);
     const { userId, given } = fromCookie !== undefined ? { userId: fromCookie } : await basicUser(req);
     const named = req.params.user;
-    if (named !== undefined) {
-      let username = usernames.get(userId);
-      if (username === undefined) {
-        username = await auth.usernameOf(ctx.db, userId);
-        if (username !== undefined) usernames.set(userId, username);
-      }
-      if (username?.toLowerCase() !== String(named).toLowerCase()) throw new Unauthorized();
-    }
+    if (named !== undefined && !(await isNamed(userId, String(named)))) throw new Unauthorized();
     // Given once the request is allowed: a refused one carries no cookie.
     if (given !== undefined) {
-      setSessionCookie(ctx, req, res, given);
+      setSessionCookie(req, res, given);
       res.locals.session = given;
     }
     req.userId = userId;

@@ -16,6 +16,11 @@ export function gpodderRouter(ctx: ApiContext, limits: AuthLimits): Router {
   const r = Router();
   const user = gpodderAuth(ctx, limits.failedAuth);
   const paths = ['/api/2', '/subscriptions', '/index.php', '/apps/gpoddersync', '/login'];
+  // Kasts appends `/api/2/...` to the server address as the user typed it: `https://host/` sends `//api/2/...`.
+  r.use((req, _res, next) => {
+    if (req.url.startsWith('//')) req.url = req.url.replace(/^\/+/, '/');
+    next();
+  });
   r.use(paths, noStore, storableInput(urlRefused));
   r.use(api2Routes(ctx, user), episodeRoutes(ctx, user), simpleRoutes(ctx, user), nextcloudRoutes(ctx, user));
   r.use(directoryRoutes(ctx));

@@ -220,3 +220,89 @@ test('Kasts in Nextcloud mode: every action says "device":"" (and may say "guid"
   const phone = await as(t, u).get(`/api/2/episodes/${u.name}.json?since=0&device=phone`);
   expect(phone.body.actions).toHaveLength(2);
 });
+
+test('Kasts with the server address typed with a trailing slash: every path it sends starts with //', async () => {
+  const u = await t.user();
+  // Kasts keeps the address as typed and appends "/api/2/..." (src/sync/gpodder/gpodder.cpp, baseUrl()).
+  const kasts = (r: request.Test) => r.set('Authorization', u.basic).set('User-Agent', 'Kasts/24.12');
+  const login = await kasts(request(t.app).post(`//api/2/auth/${u.name}/login.json`)).send('');
+  expect(login.status).toBe(200);
+  const devices = await kasts(request(t.app).get(`//api/2/devices/${u.name}.json`));
+  expect(devices.status).toBe(200);
+  const added = await kasts(request(t.app).post(`//api/2/subscriptions/${u.name}/kasts-host.json`)).send(
+    '{"add":["https://replay.example/slash.xml"],"remove":[]}',
+  );
+  expect(added.status).toBe(200);
+  const pulled = await kasts(request(t.app).get(`//api/2/subscriptions/${u.name}/kasts-host.json?since=0`));
+  expect(pulled.body.add).toEqual(['https://replay.example/slash.xml']);
+  // The same in Nextcloud mode, where the path starts with /index.php.
+  const nc = await kasts(request(t.app).get('//index.php/apps/gpoddersync/subscriptions?since=0'));
+  expect(nc.body.add).toEqual(['https://replay.example/slash.xml']);
+});
+
+test('AntennaPod on the plain-http address of a server whose PUBLIC_URL is https: the cookie comes back', async () => {
+  const lan = await testApp({ PUBLIC_URL: 'https://sync.example', TRUST_PROXY: 'true' });
+  try {
+    const u = await lan.user();
+    const login = await request(lan.app)
+      .post(`/api/2/auth/${u.name}/login.json`)
+      .set('Authorization', u.basic)
+      .set('User-Agent', 'AntennaPod/3.6.1')
+      .set('Content-Type', 'plain/text; charset=utf-8')
+      .send('');
+    expect(login.status).toBe(200);
+    // java.net.CookieManager, AntennaPod's cookie jar, sends a Secure cookie over https only; AntennaPod
+    // sends nothing else after the login.
+    const cookie = ([login.headers['set-cookie']].flat() as string[]).find((c) => c.startsWith('sessionid='))!;
+    const sent = /;\s*Secure\b/i.test(cookie) ? {} : { Cookie: cookie.split(';')[0]! };
+    const devices = await request(lan.app).get(`/api/2/devices/${u.name}.json`).set(sent);
+    expect(devices.status).toBe(200);
+    // Over https (through the proxy) it is Secure.
+    const https = await request(lan.app)
+      .post(`/api/2/auth/${u.name}/login.json`)
+      .set('Authorization', u.basic)
+      .set('X-Forwarded-Proto', 'https')
+      .send('');
+    expect(https.headers['set-cookie']).toEqual([expect.stringMatching(/^sessionid=.*; Secure$/)]);
+  } finally {
+    await lan.close();
+  }
+});
+
+test('an app signed in again as someone else, its cookie jar still holding the first user’s sessionid', async () => {
+  const first = await t.user();
+  const second = await t.user();
+  await as(t, first).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://replay.example/first.xml' }] });
+  await as(t, second).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://replay.example/second.xml' }] });
+  // Kasts in Nextcloud mode: Basic on every request, and Qt's cookie jar keeps what the server set while the
+  // app runs; signing out sends nothing to the server (src/sync/sync.cpp, Sync::logout()).
+  const before = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', first.basic);
+  const jar = `sessionid=${sessionCookieOf(before)}`;
+  const kasts = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', second.basic)
+    .set('Cookie', jar);
+  expect(kasts.status).toBe(200);
+  expect(kasts.body.add).toEqual(['https://replay.example/second.xml']);
+  // AntennaPod (gpodder.net mode): Basic on the login only, OkHttp's cookie jar kept for the process.
+  const login = await request(t.app)
+    .post(`/api/2/auth/${second.name}/login.json`)
+    .set('Authorization', second.basic)
+    .set('Cookie', jar)
+    .set('Content-Type', 'plain/text; charset=utf-8')
+    .send('');
+  expect(login.status).toBe(200);
+  const next = await request(t.app)
+    .get(`/api/2/subscriptions/${second.name}/phone.json?since=0`)
+    .set('Cookie', `sessionid=${sessionCookieOf(login)}`);
+  expect(next.body.add).toEqual(['https://replay.example/second.xml']);
+  // Credentials for someone else that do not open: 401, though the cookie is valid.
+  const wrong = 'Basic ' + Buffer.from(`${second.name}:not-the-password`).toString('base64');
+  const refused = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', wrong)
+    .set('Cookie', jar);
+  expect(refused.status).toBe(401);
+});

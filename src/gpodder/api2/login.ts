@@ -25,7 +25,7 @@ export function loginRoutes(r: Router, ctx: ApiContext, user: RequestHandler): v
     {
       post: async (req, res) => {
         if (res.locals.session) await auth.closeSession(ctx, res.locals.session);
-        setSessionCookie(ctx, req, res, '');
+        setSessionCookie(req, res, '');
         res.status(200).end();
       },
     },
