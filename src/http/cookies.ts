@@ -1,10 +1,19 @@
 import type { Request, Response } from 'express';
 
-/** A cookie the request came with, by name. */
+/**
+ * A cookie the request came with, by name. One whose value is not percent-encoded UTF-8 is none: castsync
+ * never sets such a value, and another application on the same host may have.
+ */
 export function cookieOf(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }

@@ -76,6 +76,18 @@ describe('authentication', () => {
     expect((await as(t, viaApp).get(`/api/2/devices/${u.name}.json`)).status).toBe(200);
   });
 
+  test('a sessionid that is not percent-encoded UTF-8 (set by another application) is no cookie: Basic works', async () => {
+    const u = await t.user();
+    const r = await request(t.app)
+      .get(`/api/2/devices/${u.name}.json`)
+      .set('Authorization', basic(u))
+      .set('Cookie', 'sessionid=%E0%A4%A');
+    expect(r.status).toBe(200);
+    expect(sessionCookieOf(r)).toMatch(/^css_/);
+    const web = await request(t.app).get('/web/subscriptions').set('Cookie', 'castsync_web=%E0%A4%A');
+    expect([web.status, web.headers.location]).toEqual([303, `/?next=${encodeURIComponent('/web/subscriptions')}`]);
+  });
+
   test('a client that sends Basic on every request keeps getting the same session, not a new one each time', async () => {
     const u = await t.user();
     const a = await as(t, u).get(`/api/2/devices/${u.name}.json`);
