@@ -6,9 +6,17 @@ const DAY_MS = 86_400_000;
 const toMs = (date: string): number => Date.parse(`${date}T00:00:00Z`);
 const fromMs = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
-/** Whether this is a real calendar date written YYYY-MM-DD. */
+/**
+ * Whether this is a real calendar date written YYYY-MM-DD, in the years 1 to 9999: the calendar (and
+ * PostgreSQL's) has no year 0, which JavaScript's dates would take.
+ */
 export function isDate(text: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(toMs(text)) && fromMs(toMs(text)) === text;
+  return (
+    /^\d{4}-\d{2}-\d{2}$/.test(text) &&
+    !text.startsWith('0000') &&
+    !Number.isNaN(toMs(text)) &&
+    fromMs(toMs(text)) === text
+  );
 }
 
 export const addDays = (date: string, n: number): string => fromMs(toMs(date) + n * DAY_MS);

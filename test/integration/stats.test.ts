@@ -211,6 +211,17 @@ describe('the endpoint', () => {
     expect((await request(t.app).get('/v1/stats')).status).toBe(401);
   });
 
+  test('the year 0000, which the calendar has not, is a bad date: a 400, and no year in review', async () => {
+    const u = await t.user();
+    await upload(u, HISTORY);
+    expectError(await statsOf(u, '?to=0000-12-31'), 400, /^Invalid to/);
+    expectError(await statsOf(u, '?from=0000-01-01'), 400, /^Invalid from/);
+    expect((await statsOf(u, '?from=0001-01-01&to=9999-12-31')).body.listened_seconds).toBe(3720);
+    const web = await signedInAgent(t.app, u.name, u.password);
+    expect((await web.agent.get('/web/stats/0000')).status).toBe(404);
+    expect((await web.agent.get('/web/stats/0001')).status).toBe(404);
+  });
+
   test('an empty history; the response matches the documented schema; advertised as unstable', async () => {
     const u = await t.user();
     const empty = (await statsOf(u)).body;
