@@ -1,6 +1,7 @@
 import request from 'supertest';
 import Ajv2020 from 'ajv/dist/2020';
 import * as stats from '../../src/stats/service';
+import { spoken } from '../../src/web/stats';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
 
@@ -257,6 +258,31 @@ describe('the web pages', () => {
     expect(year.text).toContain('Busiest day</dt><dd>2026-03-02: 47 min');
     expect((await web.agent.get('/web/stats/2019')).status).toBe(404);
     expect((await web.agent.get('/web/stats/nope')).status).toBe(404);
+  });
+
+  test("the page's today, week, month and year are those of /v1/stats up to today: a play dated later is in none", async () => {
+    const u = await t.user('ahead');
+    const now = Date.now();
+    const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+    // An app whose clock runs two days fast dates its play after today; the gpodder contract keeps its time.
+    await upload(u, [
+      play(P1, 'https://stats.example/now.mp3', stamp(now), 0, 600, { total: 3600 }),
+      play(P1, 'https://stats.example/ahead.mp3', stamp(now + 2 * 86_400_000), 0, 1200, { total: 3600 }),
+    ]);
+    const today = new Date(now).toISOString().slice(0, 10);
+    const web = await signedInAgent(t.app, u.name, u.password);
+    const page = (await web.agent.get('/web/stats')).text;
+    const starts = [
+      ['Today', today],
+      ['This week', stats.weekOf(today)],
+      ['This month', `${today.slice(0, 7)}-01`],
+      ['This year', `${today.slice(0, 4)}-01-01`],
+    ];
+    for (const [name, from] of starts) {
+      const api = (await statsOf(u, `?from=${from}&to=${today}`)).body.listened_seconds;
+      expect(api).toBe(600);
+      expect(page).toContain(`<dt>${name}</dt><dd>${spoken(api)}</dd>`);
+    }
   });
 
   test('the account page sets the time zone the statistics count in', async () => {
