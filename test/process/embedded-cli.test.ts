@@ -1,0 +1,23 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { cli, cliAsync } from '../helpers/process';
+
+// Commands of the CLI run at once on the embedded PostgreSQL, without a server (a script's, or cron's,
+// beside a person's): each either starts the cluster or waits for the one that did to finish with it.
+const dataDir = mkdtempSync(path.join(tmpdir(), 'castsync-embedded-cli-'));
+const env = { DATA_DIR: dataDir };
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+test('commands run at once on the embedded PostgreSQL all succeed, and leave it stopped', async () => {
+  expect(cli(['user', 'add', 'alice', '--password-stdin'], env, 'alice-password\n').status).toBe(0);
+  for (let round = 0; round < 3; round++) {
+    const runs = await Promise.all(Array.from({ length: 4 }, () => cliAsync(['user', 'list'], env)));
+    for (const r of runs) {
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(r.stdout).toMatch(/^alice\t0 subscriptions/);
+    }
+  }
+  expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+}, 120_000);
