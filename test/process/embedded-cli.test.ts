@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cli, cliAsync } from '../helpers/process';
@@ -21,3 +22,20 @@ test('commands run at once on the embedded PostgreSQL all succeed, and leave it 
   }
   expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
 }, 120_000);
+
+test('the export to standard output that docs/moving.md shows writes the archive alone, for import archive', () => {
+  const root = path.join(__dirname, '..', '..');
+  const docs = readFileSync(path.join(root, 'docs', 'moving.md'), 'utf8');
+  const shown = /^(npm run .*export alice) > alice\.json/m.exec(docs)?.[1];
+  expect(shown).toBeDefined();
+  const file = path.join(dataDir, 'alice.json');
+  // As in the image: npm's pre-scripts (the build) skipped, the script itself run by npm.
+  const r = spawnSync('/bin/sh', ['-c', `${shown} > ${file}`], {
+    cwd: root,
+    env: { ...process.env, ...env, npm_config_ignore_scripts: 'true', npm_config_update_notifier: 'false' },
+    encoding: 'utf8',
+  });
+  expect(r.status).toBe(0);
+  expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ format: 'castsync-archive', user: 'alice' });
+  expect(cli(['import', 'archive', file, 'alice', '--dry-run'], env).status).toBe(0);
+}, 60_000);
