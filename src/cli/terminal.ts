@@ -53,15 +53,23 @@ export async function readPassword(fromStdin: boolean, { repeat = true } = {}): 
   return first;
 }
 
-/** One line typed on the terminal, shown as it is typed. */
+/** One line typed on the terminal, shown as it is typed; Ctrl-C, or Ctrl-D before Enter, cancels. */
 export async function askLine(prompt: string): Promise<string> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-  return new Promise<string>((resolve) =>
+  return new Promise<string>((resolve, reject) => {
+    let answered = false;
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => {
+      if (answered) return;
+      process.stderr.write('\n');
+      reject(new InvalidInput('Cancelled: nothing was changed'));
+    });
     rl.question(prompt, (answer) => {
+      answered = true;
       rl.close();
       resolve(answer.trim());
-    }),
-  );
+    });
+  });
 }
 
 /** Progress on a terminal: one line, rewritten in place. */

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,4 +38,37 @@ test('the export to standard output that docs/moving.md shows writes the archive
   expect(r.status).toBe(0);
   expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ format: 'castsync-archive', user: 'alice' });
   expect(cli(['import', 'archive', file, 'alice', '--dry-run'], env).status).toBe(0);
+}, 60_000);
+
+/** A command run in a terminal (script(1) gives it one): `keys` typed once `prompt` is shown. */
+function inTerminal(args: string[], prompt: RegExp, keys: string) {
+  const command = [process.execPath, 'dist/cli/index.js', ...args].map((a) => `'${a}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    cwd: path.join(__dirname, '..', '..'),
+    env: { ...process.env, ...env },
+  });
+  let shown = '';
+  let typed = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    shown += d;
+    if (!typed && prompt.test(shown)) {
+      typed = true;
+      child.stdin.write(keys);
+    }
+  });
+  return new Promise<{ status: number | null; shown: string }>((resolve) =>
+    child.on('close', (status) => resolve({ status, shown })),
+  );
+}
+
+test('start-over in a terminal: Ctrl-C or Ctrl-D at its question cancels it with status 1', async () => {
+  const question = /Type the username to go on: /;
+  for (const key of ['\x03', '\x04']) {
+    const r = await inTerminal(['user', 'start-over', 'alice'], question, key);
+    expect(r.status).toBe(1);
+    expect(r.shown).toMatch(/castsync: Cancelled: nothing was changed/);
+  }
+  const typed = await inTerminal(['user', 'start-over', 'alice'], question, 'alice\r');
+  expect(typed.status).toBe(0);
+  expect(typed.shown).toMatch(/alice starts over: 0 subscription records/);
 }, 60_000);
