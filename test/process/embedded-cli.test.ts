@@ -40,35 +40,58 @@ test('the export to standard output that docs/moving.md shows writes the archive
   expect(cli(['import', 'archive', file, 'alice', '--dry-run'], env).status).toBe(0);
 }, 60_000);
 
-/** A command run in a terminal (script(1) gives it one): `keys` typed once `prompt` is shown. */
-function inTerminal(args: string[], prompt: RegExp, keys: string) {
+/**
+ * A command run in a terminal (script(1) gives it one): each step's keys typed once its prompt is shown
+ * (after what the step before it typed).
+ */
+function inTerminal(args: string[], steps: [RegExp, string][]) {
   const command = [process.execPath, 'dist/cli/index.js', ...args].map((a) => `'${a}'`).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: path.join(__dirname, '..', '..'),
     env: { ...process.env, ...env },
   });
   let shown = '';
-  let typed = false;
+  let since = 0;
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     shown += d;
-    if (!typed && prompt.test(shown)) {
-      typed = true;
-      child.stdin.write(keys);
+    const [prompt, keys] = steps[0] ?? [];
+    if (prompt?.test(shown.slice(since))) {
+      steps.shift();
+      since = shown.length;
+      child.stdin.write(keys!);
     }
   });
+  // A prompt that never comes: the command is stopped, its status null.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   return new Promise<{ status: number | null; shown: string }>((resolve) =>
-    child.on('close', (status) => resolve({ status, shown })),
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, shown });
+    }),
   );
 }
 
 test('start-over in a terminal: Ctrl-C or Ctrl-D at its question cancels it with status 1', async () => {
   const question = /Type the username to go on: /;
   for (const key of ['\x03', '\x04']) {
-    const r = await inTerminal(['user', 'start-over', 'alice'], question, key);
+    const r = await inTerminal(['user', 'start-over', 'alice'], [[question, key]]);
     expect(r.status).toBe(1);
     expect(r.shown).toMatch(/castsync: Cancelled: nothing was changed/);
   }
-  const typed = await inTerminal(['user', 'start-over', 'alice'], question, 'alice\r');
+  const typed = await inTerminal(['user', 'start-over', 'alice'], [[question, 'alice\r']]);
   expect(typed.status).toBe(0);
   expect(typed.shown).toMatch(/alice starts over: 0 subscription records/);
+}, 60_000);
+
+test('--password-stdin in a terminal asks for the password without showing it, as without the option', async () => {
+  const r = await inTerminal(
+    ['user', 'passwd', 'alice', '--password-stdin'],
+    [
+      [/Password: /, 'typed-unseen\r'],
+      [/Repeat password: /, 'typed-unseen\r'],
+    ],
+  );
+  expect(r.status).toBe(0);
+  expect(r.shown).toMatch(/Password of alice changed/);
+  expect(r.shown).not.toMatch(/typed-unseen/);
 }, 60_000);
