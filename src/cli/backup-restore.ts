@@ -3,6 +3,7 @@ import { loadConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { checkBackup, loadBackup, writeBackup } from '../db/backup';
 import { migrationNames } from '../db/migrate';
+import { LISTENER_APPLICATION } from '../db/notifications';
 import { migrateDatabase } from '../jobs/migrate';
 import type { Logger } from '../logger';
 import { cliLogger } from './database';
@@ -83,6 +84,18 @@ const dropSetAside = (databaseUrl: string): Promise<void> =>
     for (const { aside } of SCHEMAS) await db.query(`DROP SCHEMA IF EXISTS ${aside} CASCADE`);
   });
 
+/** Whether a castsync server is connected to the database (its listener's connection). */
+const serverConnected = (databaseUrl: string): Promise<boolean> =>
+  withClient(
+    databaseUrl,
+    async (db) =>
+      (
+        await db.query('SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [
+          LISTENER_APPLICATION,
+        ])
+      ).rowCount! > 0,
+  );
+
 /**
  * Restores a backup into a database without castsync's schema (or, with `replace`, in place of the data it
  * holds): migrates to the backup's migration, loads its rows in one transaction, then migrates the rest, so
@@ -92,6 +105,10 @@ const dropSetAside = (databaseUrl: string): Promise<void> =>
  * restore that fails after that (a row the schema refuses, a migration, the disk) puts it back.
  */
 export async function restore(databaseUrl: string, file: string, logger: Logger, { replace = false } = {}) {
+  // A server would go on with what it cached, and its job worker stops for good when its schema is replaced.
+  if (await serverConnected(databaseUrl)) {
+    throw new Error('A castsync server is using the database: stop it first (every instance), then restore');
+  }
   const header = await checkBackup(file);
   if (!migrationNames().includes(header.migration))
     throw new Error(`${file} was made by castsync ${header.version}, newer than this one (${VERSION}): upgrade first`);

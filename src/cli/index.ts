@@ -32,8 +32,10 @@ program
     console.log('Database schema is up to date');
   });
 
-// The CLI's one mapping: a domain error is its reason; anything else its message (never a stack trace).
+// The CLI's one mapping: a domain error is its reason; anything else its message (never a stack trace, also
+// not one a library wrote into its message: node-pg-migrate's "Unable to ensure migrations table: …").
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`castsync: ${err instanceof Error ? err.message : String(err)}`);
+  const message = err instanceof Error ? err.message : String(err);
+  console.error(`castsync: ${message.replace(/\n\s+at .*/g, '')}`);
   process.exitCode = 1;
 });

@@ -17,7 +17,6 @@ async function readStdin(): Promise<string> {
  */
 function askHidden(prompt: string): Promise<string> {
   const input = process.stdin;
-  process.stderr.write(prompt);
   return new Promise<string>((resolve, reject) => {
     let typed: string[] = [];
     const finish = (err?: Error) => {
@@ -38,14 +37,21 @@ function askHidden(prompt: string): Promise<string> {
     };
     input.setEncoding('utf8');
     input.setRawMode(true);
+    // The prompt once the terminal no longer shows what is typed: a password typed as soon as it is asked
+    // for is not shown either.
+    process.stderr.write(prompt);
     input.on('data', onKeys);
     input.resume();
   });
 }
 
-/** A password: from standard input when asked to or when there is no terminal, else typed twice unseen. */
-export async function readPassword(fromStdin: boolean, { repeat = true } = {}): Promise<string> {
-  if (fromStdin || !process.stdin.isTTY) return readStdin();
+/**
+ * A password: all of standard input when it is no terminal (a pipe or a file); on a terminal, typed unseen
+ * (twice unless `repeat` is false), with --password-stdin too, which would otherwise show what is typed
+ * and wait for Ctrl-D without a prompt.
+ */
+export async function readPassword({ repeat = true } = {}): Promise<string> {
+  if (!process.stdin.isTTY) return readStdin();
   const first = await askHidden('Password: ');
   if (repeat && (await askHidden('Repeat password: ')) !== first) {
     throw new InvalidInput('The passwords do not match');
@@ -53,15 +59,23 @@ export async function readPassword(fromStdin: boolean, { repeat = true } = {}): 
   return first;
 }
 
-/** One line typed on the terminal, shown as it is typed. */
+/** One line typed on the terminal, shown as it is typed; Ctrl-C, or Ctrl-D before Enter, cancels. */
 export async function askLine(prompt: string): Promise<string> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-  return new Promise<string>((resolve) =>
+  return new Promise<string>((resolve, reject) => {
+    let answered = false;
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => {
+      if (answered) return;
+      process.stderr.write('\n');
+      reject(new InvalidInput('Cancelled: nothing was changed'));
+    });
     rl.question(prompt, (answer) => {
+      answered = true;
       rl.close();
       resolve(answer.trim());
-    }),
-  );
+    });
+  });
 }
 
 /** Progress on a terminal: one line, rewritten in place. */

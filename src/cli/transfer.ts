@@ -70,24 +70,21 @@ export function registerImports(program: Command): void {
       .argument('<server-url>', source === 'gpodder' ? 'e.g. https://gpodder.net' : 'e.g. https://cloud.example.org')
       .argument('<local-user>', 'the castsync user to import into')
       .requiredOption('--remote-user <name>', 'your name on the other server')
-      .option('--password-stdin', 'read the password (a Nextcloud app password works) from standard input')
+      .option(
+        '--password-stdin',
+        'read the password (a Nextcloud app password works) from standard input (a terminal asks unseen)',
+      )
       .option('--dry-run', 'show what would be imported, change nothing')
       .description(
         source === 'gpodder'
           ? 'import from a gpodder.net v2 server (gpodder.net, opodsync, another castsync)'
           : 'import from a Nextcloud with the gpoddersync app',
       )
-      .action(
-        async (
-          serverUrl: string,
-          localUser: string,
-          opts: { remoteUser: string; passwordStdin?: boolean; dryRun?: boolean },
-        ) => {
-          const password = await readPassword(opts.passwordStdin === true, { repeat: false });
-          const from = { source, serverUrl, remoteUser: opts.remoteUser, password };
-          await cliImport(localUser, from, `${opts.remoteUser} at ${serverUrl}`, opts.dryRun === true);
-        },
-      );
+      .action(async (serverUrl: string, localUser: string, opts: { remoteUser: string; dryRun?: boolean }) => {
+        const password = await readPassword({ repeat: false });
+        const from = { source, serverUrl, remoteUser: opts.remoteUser, password };
+        await cliImport(localUser, from, `${opts.remoteUser} at ${serverUrl}`, opts.dryRun === true);
+      });
   }
   imports
     .command('archive')

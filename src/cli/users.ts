@@ -5,6 +5,9 @@ import { InvalidInput } from '../errors';
 import { userIdOf, withDatabase } from './database';
 import { askLine, readPassword } from './terminal';
 
+/** A password comes from standard input anyway when it is no terminal: the option is for scripts to say so. */
+const PASSWORD_STDIN = 'read the password from standard input (a pipe or a file; a terminal asks unseen)';
+
 /** `castsync user …`: accounts, roles, passwords, starting over. */
 export function registerUsers(program: Command): Command {
   const user = program.command('user').alias('users').description('manage users');
@@ -22,12 +25,12 @@ function userAdd(user: Command): void {
   user
     .command('add')
     .argument('<name>', 'username: 1-64 characters of A-Z a-z 0-9 . _ -')
-    .option('--password-stdin', 'read the password from standard input')
+    .option('--password-stdin', PASSWORD_STDIN)
     .option('--admin', 'make the user an administrator (manages users on the web page)')
     .option('--sso', 'no castsync password: the user signs in with single sign-on only (docs/sso.md)')
     .description('create a user')
-    .action(async (name: string, opts: { passwordStdin?: boolean; admin?: boolean; sso?: boolean }) => {
-      const password = opts.sso ? null : await readPassword(opts.passwordStdin === true);
+    .action(async (name: string, opts: { admin?: boolean; sso?: boolean }) => {
+      const password = opts.sso ? null : await readPassword();
       await withDatabase((ctx) => auth.addUser(ctx, name, password, { admin: opts.admin === true }));
       console.log(
         `User ${name} created${opts.admin ? ' (administrator)' : ''}${opts.sso ? ', without a password' : ''}`,
@@ -56,14 +59,14 @@ function userPasswd(user: Command): void {
   user
     .command('passwd')
     .argument('<name>')
-    .option('--password-stdin', 'read the password from standard input')
+    .option('--password-stdin', PASSWORD_STDIN)
     .option('--revoke-app-passwords', "revoke the user's app passwords too (each app must be given a new one)")
     .description(
       "set a user's password; every session of the user ends (browsers, gpodder apps, /v1 logins), app " +
         'passwords stay unless --revoke-app-passwords',
     )
-    .action(async (name: string, opts: { passwordStdin?: boolean; revokeAppPasswords?: boolean }) => {
-      const password = await readPassword(opts.passwordStdin === true);
+    .action(async (name: string, opts: { revokeAppPasswords?: boolean }) => {
+      const password = await readPassword();
       const revokeAppPasswords = opts.revokeAppPasswords === true;
       await withDatabase((ctx) => auth.setPassword(ctx, name, password, { revokeAppPasswords }));
       console.log(

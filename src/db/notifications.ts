@@ -35,10 +35,13 @@ export const notifyThrough =
     await db.query('SELECT pg_notify($1, $2)', [channel, payload]);
   };
 
+/** The application name of the listener's connection: every server process holds one while it runs. */
+export const LISTENER_APPLICATION = 'castsync-listener';
+
 const listenerClient = (url: string) =>
   new pg.Client({
     connectionString: url,
-    application_name: 'castsync-listener',
+    application_name: LISTENER_APPLICATION,
     // A connection whose far end went away without a word (a half-open one) is found and closed.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import pg from 'pg';
-import { cli, startCluster, type Cluster } from '../helpers/process';
+import { cli, startCluster, startServer, stopServer, type Cluster } from '../helpers/process';
 
 // `castsync backup FILE` and `castsync restore FILE` with the embedded PostgreSQL, as an operator runs
 // them (docs/backups.md): a round trip, and every refusal, before anything is dropped.
@@ -42,6 +42,21 @@ test('a backup of one embedded database restores into another, and then refuses 
   expect(again).toMatchObject({ status: 1, stdout: '' });
   expect(again.stderr).toMatch(/already holds castsync data.*--replace/);
   expect(cli(['user', 'add', 'dave', '--password-stdin'], to, 'dave-password\n').status).toBe(0);
+  expect(cli(['restore', file, '--replace'], to).status).toBe(0);
+  expect(cli(['user', 'list'], to).stdout).not.toMatch(/^dave/m);
+});
+
+test('restore refuses while a server runs on the database, which it would leave without its job worker', async () => {
+  const server = await startServer(to);
+  try {
+    expect(cli(['user', 'add', 'dave', '--password-stdin'], to, 'dave-password\n').status).toBe(0);
+    const refused = cli(['restore', file, '--replace'], to);
+    expect(refused).toMatchObject({ status: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/^castsync: A castsync server is using the database: stop it first/);
+    expect(cli(['user', 'list'], to).stdout).toMatch(/^dave\t/m);
+  } finally {
+    await stopServer(server);
+  }
   expect(cli(['restore', file, '--replace'], to).status).toBe(0);
   expect(cli(['user', 'list'], to).stdout).not.toMatch(/^dave/m);
 });

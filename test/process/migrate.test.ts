@@ -74,3 +74,27 @@ test('URLs stored before url_hash became a uuid still match after the upgrade', 
     await db.drop();
   }
 });
+
+test('a role that may not create tables: migrate says why in one line, without a stack trace', async () => {
+  const db = await emptyDatabase();
+  const role = `weak_${db.name}`;
+  const admin = testPool(db.url);
+  try {
+    // PostgreSQL 15 and later: a role that does not own the database may not create in its public schema.
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'weak-password'`);
+    await admin.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+    const url = new URL(db.url);
+    [url.username, url.password] = [role, 'weak-password'];
+    const r = await cliAsync(['migrate'], { DATABASE_URL: url.href });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^castsync: .*permission denied for schema public$/m);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+  } finally {
+    await admin.end();
+    await db.drop();
+    const cleanup = testPool(db.url.replace(/\/[^/]+$/, '/postgres'));
+    await cleanup.query(`DROP ROLE IF EXISTS ${role}`);
+    await cleanup.end();
+  }
+});
