@@ -2,9 +2,15 @@ import type { Queryable } from '../db/pool';
 import { InvalidInput } from '../errors';
 import * as repo from './repo';
 import * as accounts from './accounts-repo';
-import { refuseArchived } from './idle';
-import { hashToken, newToken, verifyPassword } from './secrets';
-import { changePasswordOf, closeSession, credentialsChanged, openSession, type AuthContext } from './credentials';
+import { hashToken, newToken } from './secrets';
+import {
+  changePasswordOf,
+  checkPassword,
+  closeSession,
+  credentialsChanged,
+  openSession,
+  type AuthContext,
+} from './credentials';
 
 // What the web page does with accounts: browser sessions, one's own password and app passwords, and the
 // administration of users by an administrator.
@@ -38,13 +44,6 @@ export async function account(db: Queryable, userId: number): Promise<Account | 
 export async function setTheme(db: Queryable, userId: number, theme: string): Promise<void> {
   if (!isTheme(theme)) throw new InvalidInput(`theme: one of ${THEMES.join(', ')}`);
   await accounts.setTheme(db, userId, theme);
-}
-
-/** Checks a username and password; the user's id, or undefined (an archived account's: AccountArchived). */
-export async function checkPassword(db: Queryable, username: string, password: string): Promise<number | undefined> {
-  const user = await repo.findUserByName(db, username);
-  if (!user) return refuseArchived(db, username, password, { passwords: true });
-  return (await verifyPassword(user.password_hash, password)) ? user.id : undefined;
 }
 
 /** Opens a browser session: the cookie's value (only its digest is stored). */

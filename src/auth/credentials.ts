@@ -117,14 +117,24 @@ async function issueSession(ctx: AuthContext, db: Queryable, userId: number, fam
   };
 }
 
-/** A /v1 login with the account's password: none when PASSWORD_LOGIN is false (apps use app passwords). */
-export async function login(ctx: AuthContext, username: string, password: string): Promise<Session | undefined> {
-  if (!ctx.config.passwordLogin) return undefined;
-  const user = await repo.findUserByName(ctx.db, username);
-  if (!user) return refuseArchived(ctx.db, username, password, { passwords: true });
-  if (!(await verifyPassword(user.password_hash, password))) return undefined;
-  return withTransaction(ctx.db, (tx) => issueSession(ctx, tx, user.id, randomUUID()));
+/** Checks a username and password; the user's id, or undefined (an archived account's: AccountArchived). */
+export async function checkPassword(db: Queryable, username: string, password: string): Promise<number | undefined> {
+  const user = await repo.findUserByName(db, username);
+  if (!user) return refuseArchived(db, username, password, { passwords: true });
+  return (await verifyPassword(user.password_hash, password)) ? user.id : undefined;
 }
+
+/**
+ * A /v1 login's check of the account's password: the user's id, none when PASSWORD_LOGIN is false (apps use
+ * app passwords). The session is opened apart (openLogin), once the door's failure limit has let the login
+ * through: a login it refuses after the check (a burst of guesses blocked the name meanwhile) issues nothing.
+ */
+export const checkLogin = async (ctx: AuthContext, username: string, password: string): Promise<number | undefined> =>
+  ctx.config.passwordLogin ? checkPassword(ctx.db, username, password) : undefined;
+
+/** Opens a /v1 login session for a user whose password was checked (checkLogin). */
+export const openLogin = (ctx: AuthContext, userId: number): Promise<Session> =>
+  withTransaction(ctx.db, (tx) => issueSession(ctx, tx, userId, randomUUID()));
 
 /**
  * Rotates a refresh token: the old one is spent, a new pair is issued in the same family. A refresh token

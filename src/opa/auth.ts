@@ -39,8 +39,10 @@ export function authRoutes(ctx: ApiContext, limits: AuthLimits, user: RequestHan
   route(r, '/auth/login', {
     post: async (req, res) => {
       const { username, password } = parseBody(loginBody, req.body);
-      const session = await limits.login.attempt(clientKey(req, username), () => auth.login(ctx, username, password));
-      res.json(presentSession(session));
+      const userId = await limits.login.attempt(clientKey(req, username), () =>
+        auth.checkLogin(ctx, username, password),
+      );
+      res.json(presentSession(await auth.openLogin(ctx, userId)));
     },
   });
   route(r, '/auth/refresh', {

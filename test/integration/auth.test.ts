@@ -274,6 +274,42 @@ describe('rate limits', () => {
     for (let i = 0; i < 10; i++) expect((await as(limited, busy).get('/v1/subscriptions')).status).toBe(200);
   });
 
+  test("a login's session is issued once the limit let it through: one a burst of guesses blocked meanwhile has none", async () => {
+    const u = await limited.user('burst');
+    const logins = async () =>
+      (
+        await limited.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM tokens WHERE user_id = $1 AND kind IN ('access', 'refresh')`,
+          [u.id],
+        )
+      ).rows[0]!.n;
+    // The tokens table held, so that the right login waits where it writes, while the wrong guesses sent
+    // after it block the name.
+    const holder = await limited.db.connect();
+    let right: Promise<request.Response>;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE tokens IN EXCLUSIVE MODE');
+      right = limitedLogin(u.name, u.password).then((r) => r);
+      const waiting = async () =>
+        (
+          await limited.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'tokens'::regclass AND NOT granted`,
+          )
+        ).rows[0]!.n > 0;
+      for (let i = 0; i < 200 && !(await waiting()); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await waiting()).toBe(true);
+      for (let i = 0; i < 5; i++) await limitedLogin(u.name, 'wrong-password');
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
+    const answer = await right!;
+    // Whichever answer it gets, a 429 is given no session and a 200 exactly one.
+    expect([200, 429]).toContain(answer.status);
+    expect(await logins()).toBe(answer.status === 200 ? 2 : 0);
+  });
+
   test('failed logins are limited per username: 429 with Retry-After', async () => {
     const target = await limited.user('target');
     for (let i = 0; i < 4; i++) expectError(await limitedLogin(target.name, 'wrong-password'), 401);
