@@ -763,6 +763,10 @@ describe('episode actions', () => {
     expect(types(await pull(u, start, CLIENT_B))).toEqual(['episode', 'subscription', 'episode']);
     expect(types(await pull(u, `${start}&include=subscriptions`))).toEqual(['subscription']);
     expect(types(await pull(u, `${start}&include=episodes`))).toEqual(['episode', 'episode']);
+    // An empty name in the list is left out; naming none at all means all.
+    expect(types(await pull(u, `${start}&include=subscriptions,`))).toEqual(['subscription']);
+    expect(types(await pull(u, `${start}&include=,episodes`))).toEqual(['episode', 'episode']);
+    expect(types(await pull(u, `${start}&include=,`))).toEqual(['episode', 'subscription', 'episode']);
   });
 
   test('episodes of one gpodder upload share a stamp: a page holds them whole', async () => {

@@ -36,15 +36,20 @@ export function since(q: Request['query']): Date | undefined {
   return at;
 }
 
-/** The entity types `include` names: any of all, subscription(s), episode(s), comma-separated or repeated. */
+/**
+ * The entity types `include` names: any of all, subscription(s), episode(s), comma-separated or repeated;
+ * all when it names none.
+ */
 export function include(q: Request['query']): Set<'subscription' | 'episode'> {
   const raw = q.include;
   const names = (Array.isArray(raw) ? raw : raw === undefined ? ['all'] : [raw]).flatMap((v) =>
     typeof v === 'string' ? v.split(',') : [''],
   );
+  // Empty names are left out (`subscriptions,` names subscriptions); naming none at all means all.
+  const named = names.map((x) => x.trim().toLowerCase()).filter((x) => x !== '');
   const out = new Set<'subscription' | 'episode'>();
-  for (const n of names.map((x) => x.trim().toLowerCase())) {
-    if (n === 'all' || n === '') out.add('subscription').add('episode');
+  for (const n of named.length > 0 ? named : ['all']) {
+    if (n === 'all') out.add('subscription').add('episode');
     else if (n === 'subscription' || n === 'subscriptions') out.add('subscription');
     else if (n === 'episode' || n === 'episodes') out.add('episode');
     else throw new BadRequest(`Invalid include: ${n.slice(0, 40)} (all, subscriptions, episodes)`);
