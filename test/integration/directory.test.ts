@@ -226,6 +226,10 @@ describe("the toplist of this server's users", () => {
       [B, 3],
     ]);
     expect((await request(t.app).get('/toplist/1.txt')).text).toBe(`${A}\n`);
+    // 1 to 100, as gpodder.net: fewer is 1, more is 100, however many digits.
+    expect((await request(t.app).get('/toplist/0.txt')).text).toBe(`${A}\n`);
+    expect((await request(t.app).get('/toplist/1000000.json')).body).toHaveLength(2);
+    expect((await request(t.app).get(`/toplist/${'9'.repeat(40)}.json`)).body).toHaveLength(2);
     // Counted again only after ten minutes: a third subscriber of C does not show at once.
     await subscribe([C]);
     expect((await request(t.app).get('/toplist.json')).body).toHaveLength(2);
