@@ -13,14 +13,17 @@ export type ToplistRow = {
   artwork_url: string | null;
 };
 
-/** The feeds with at least `min` subscribed users, most subscribers first, at most `limit`. */
+/**
+ * The feeds with at least `min` subscribed users, most subscribers first, at most `limit`. A URL with a user
+ * name or password before its host is left out: the list is public, and what is there is a credential.
+ */
 export async function mostSubscribed(db: Queryable, min: number, limit: number): Promise<ToplistRow[]> {
   const r = await db.query<ToplistRow>(
     `SELECT coalesce(f.feed_url, t.feed_url) AS feed_url, t.subscribers, f.title, f.description, f.author, f.link,
             f.artwork_url
        FROM (SELECT url_hash, count(*)::int AS subscribers, min(feed_url) AS feed_url
                FROM subscriptions
-              WHERE is_subscribed AND deleted IS NULL
+              WHERE is_subscribed AND deleted IS NULL AND feed_url !~ '^[^:/?#]*://[^/?#]*@'
               GROUP BY url_hash
              HAVING count(*) >= $1
               ORDER BY count(*) DESC, url_hash

@@ -114,8 +114,8 @@ export function directoryRoutes(ctx: ApiContext): Router {
       noStore,
       async (req, res) => {
         const count = String(req.params.count);
-        if (!/^\d{1,6}$/.test(count)) throw new NotFound();
-        // As gpodder.net: 1 to 100; more is 100.
+        if (!/^\d+$/.test(count)) throw new NotFound();
+        // As gpodder.net: 1 to 100; more is 100, however many digits (Number gives Infinity at worst).
         const out = await top(Math.max(1, Math.min(MAX_TOPLIST, Number(count))), format(req.params.format), req);
         res.type(out.type).send(out.body);
       },

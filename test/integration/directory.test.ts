@@ -226,12 +226,33 @@ describe("the toplist of this server's users", () => {
       [B, 3],
     ]);
     expect((await request(t.app).get('/toplist/1.txt')).text).toBe(`${A}\n`);
+    // 1 to 100, as gpodder.net: fewer is 1, more is 100, however many digits.
+    expect((await request(t.app).get('/toplist/0.txt')).text).toBe(`${A}\n`);
+    expect((await request(t.app).get('/toplist/1000000.json')).body).toHaveLength(2);
+    expect((await request(t.app).get(`/toplist/${'9'.repeat(40)}.json`)).body).toHaveLength(2);
     // Counted again only after ten minutes: a third subscriber of C does not show at once.
     await subscribe([C]);
     expect((await request(t.app).get('/toplist.json')).body).toHaveLength(2);
     // Unless configured, a feed needs five subscribers.
     const below = await appWith({ DIRECTORY: 'none' });
     expect(below.config.toplistMinSubscribers).toBe(5);
+  });
+
+  test('a feed URL with a user name or password in it is never listed: the toplist needs no credentials', async () => {
+    const t = await appWith({ DIRECTORY: 'none', TOPLIST_MIN_SUBSCRIBERS: '2' });
+    const shared = 'https://top.example/public.xml';
+    const members = 'https://member:s3cret@top.example/members.xml';
+    const named = 'https://member@top.example/named.xml';
+    for (let i = 0; i < 2; i++) {
+      const u = await t.user();
+      const subscriptions = [shared, members, named].map((feed_url) => ({ feed_url }));
+      expect((await as(t, u).post('/v1/subscriptions', { subscriptions })).body.failure).toEqual([]);
+    }
+    const top = await request(t.app).get('/toplist/10.json');
+    expect(top.body.map((p: { url: string; subscribers: number }) => [p.url, p.subscribers])).toEqual([[shared, 2]]);
+    for (const format of ['txt', 'opml', 'xml']) {
+      expect((await request(t.app).get(`/toplist/10.${format}`)).text).not.toContain('member');
+    }
   });
 });
 
