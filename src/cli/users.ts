@@ -76,13 +76,31 @@ function userPasswd(user: Command): void {
     });
 }
 
-/** `castsync user remove NAME`: the user and all of their data. */
+/**
+ * A change nothing undoes goes on once the username is typed at the terminal, or with --yes; without a
+ * terminal to ask on, --yes is required.
+ */
+async function confirmByName(name: string, opts: { yes?: boolean }, what: string, warning: string): Promise<void> {
+  if (opts.yes === true) return;
+  if (!process.stdin.isTTY) throw new InvalidInput(`Give --yes to ${what} without a terminal to confirm on`);
+  const typed = await askLine(`${warning} Type the username to go on: `);
+  if (typed !== name) throw new InvalidInput('Not confirmed: nothing was changed');
+}
+
+/** `castsync user remove NAME`: the user and all of their data, confirmed first. */
 function userRemove(user: Command): void {
   user
     .command('remove')
     .argument('<name>')
-    .description('remove a user and all of their data')
-    .action(async (name: string) => {
+    .option('--yes', 'do not ask: the user has downloaded what they want to keep')
+    .description('remove a user and all of their data, confirmed first')
+    .action(async (name: string, opts: { yes?: boolean }) => {
+      await confirmByName(
+        name,
+        opts,
+        'remove',
+        `This removes ${name} and everything of theirs: subscriptions, episode actions, devices, app passwords (export first: OPML and the archive, with the web page).`,
+      );
       await withDatabase((ctx) => auth.removeUser(ctx, name));
       console.log(`User ${name} removed`);
     });
@@ -99,13 +117,12 @@ function userStartOver(user: Command): void {
         'uploads its own list again at its next full sync); the account, devices and app passwords stay',
     )
     .action(async (name: string, opts: { yes?: boolean }) => {
-      if (opts.yes !== true) {
-        if (!process.stdin.isTTY) throw new InvalidInput('Give --yes to start over without a terminal to confirm on');
-        const typed = await askLine(
-          `This forgets every subscription and episode action of ${name} (export first: OPML with the web page). Type the username to go on: `,
-        );
-        if (typed !== name) throw new InvalidInput('Not confirmed: nothing was changed');
-      }
+      await confirmByName(
+        name,
+        opts,
+        'start over',
+        `This forgets every subscription and episode action of ${name} (export first: OPML with the web page).`,
+      );
       const done = await withDatabase(async (ctx) => transfer.startOver(ctx.db, await userIdOf(ctx, name)));
       console.log(
         `${name} starts over: ${done.records} subscription records and ${done.actions} episode actions forgotten`,

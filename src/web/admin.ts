@@ -8,6 +8,9 @@ import { again } from './errors';
 import { adminOnly, formField } from './session';
 import { render, type Notice } from './views';
 
+const nameOf = (req: Request) => String(req.params.name);
+type Act = (req: Request, res: Response, action: () => Promise<string>) => Promise<void>;
+
 /** Administrators' pages: the users of the server, created, removed, given a new password. */
 export function adminRoutes(ctx: ApiContext): Router {
   const r = Router();
@@ -17,10 +20,9 @@ export function adminRoutes(ctx: ApiContext): Router {
     render(res, 'admin-users', { title: 'Users', users: await auth.listUsers(ctx.db), notices, when, sso });
   };
   /** Runs an administrator's action and says what it did (a refused input is shown on the same page). */
-  const act = async (req: Request, res: Response, action: () => Promise<string>) => {
+  const act: Act = async (req, res, action) => {
     await usersPage(req, res, [{ kind: 'ok', text: await action() }]);
   };
-  const name = (req: Request) => String(req.params.name);
   const showAgain = again((req, res, notice) => usersPage(req, res, [notice]));
 
   route(
@@ -47,29 +49,43 @@ export function adminRoutes(ctx: ApiContext): Router {
         act(req, res, async () => {
           const revokeAppPasswords = formField(req, 'revoke_app_passwords') === 'on';
           // Their own password: the administrator stays signed in here, as on the Account page.
-          const own = name(req) === res.locals.account!.username;
-          await auth.setPassword(ctx, name(req), formField(req, 'password') ?? '', {
+          const own = nameOf(req) === res.locals.account!.username;
+          await auth.setPassword(ctx, nameOf(req), formField(req, 'password') ?? '', {
             revokeAppPasswords,
             keepSession: own ? res.locals.session : undefined,
           });
           const ended = own ? 'your other sessions ended' : 'all of their sessions ended';
-          return `Password of ${name(req)} changed; ${ended}${revokeAppPasswords ? ', and the app passwords were revoked' : ' (app passwords stay)'}.`;
+          return `Password of ${nameOf(req)} changed; ${ended}${revokeAppPasswords ? ', and the app passwords were revoked' : ' (app passwords stay)'}.`;
         }),
     },
     [adminOnly, showAgain],
   );
+  removeRoute(r, ctx, act);
+  return r;
+}
+
+/** Removing a user: nothing undoes it, so it is confirmed on a page of its own, by typing the username. */
+function removeRoute(r: Router, ctx: ApiContext, act: Act): void {
+  const page = (req: Request, res: Response, notices: Notice[] = []) =>
+    render(res, 'admin-remove', { title: `Remove ${nameOf(req)}`, name: nameOf(req), notices });
   route(
     r,
     '/web/admin/users/:name/remove',
     {
-      post: (req, res) =>
-        act(req, res, async () => {
-          if (name(req) === res.locals.account!.username) throw new InvalidInput('You cannot remove yourself.');
-          await auth.removeUser(ctx, name(req));
-          return `User ${name(req)} and all of their data removed.`;
-        }),
+      get: (req, res) => page(req, res),
+      post: [
+        again((req, res, notice) => page(req, res, [notice])),
+        (req, res) =>
+          act(req, res, async () => {
+            if (nameOf(req) === res.locals.account!.username) throw new InvalidInput('You cannot remove yourself.');
+            if ((formField(req, 'confirm') ?? '').trim() !== nameOf(req)) {
+              throw new InvalidInput('Type the username exactly to confirm: nothing was changed.');
+            }
+            await auth.removeUser(ctx, nameOf(req));
+            return `User ${nameOf(req)} and all of their data removed.`;
+          }),
+      ],
     },
-    [adminOnly, showAgain],
+    [adminOnly],
   );
-  return r;
 }

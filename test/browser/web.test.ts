@@ -136,6 +136,7 @@ test('a form posted without its CSRF token is refused; a hostile feed title stay
 test('every other page passes the accessibility check, on a desktop and on a phone', async () => {
   const admin = await t.user('admin');
   await t.db.query('UPDATE users SET is_admin = true WHERE id = $1', [admin.id]);
+  const other = await t.user();
   await as(t, admin).post(`/api/2/devices/${admin.name}/phone.json`, { caption: 'Phone', type: 'mobile' });
   await as(t, admin).post(`/api/2/episodes/${admin.name}.json`, [
     { podcast: 'https://a.example/feed', episode: 'https://a.example/1.mp3', action: 'play', position: 60, total: 600 },
@@ -150,5 +151,10 @@ test('every other page passes the accessibility check, on a desktop and on a pho
       expect((await page.goto(`${origin}/web/${p}`))!.status()).toBe(200);
       await check(page, `${p.replace('/', '-')}${suffix}`);
     }
+    // A removal's confirmation, reached from the users' table.
+    await page.goto(`${origin}/web/admin/users`);
+    await Promise.all([page.waitForNavigation(), page.click(`a[href="/web/admin/users/${other.name}/remove"]`)]);
+    expect(await page.$eval('h2', (e) => e.textContent)).toBe(`Remove ${other.name}`);
+    await check(page, `admin-remove${suffix}`);
   }
 });

@@ -461,7 +461,31 @@ describe('administration and sign-up', () => {
       (await as(t, 'Basic ' + Buffer.from('made-by-admin:reset-password').toString('base64')).get('/v1/subscriptions'))
         .status,
     ).toBe(200);
-    await a.agent.post('/web/admin/users/made-by-admin/remove').type('form').send({ _csrf: a.csrf });
+    // A removal is confirmed on its own page by typing the username: without it, or with another, nothing goes.
+    expect(created.text).toContain('href="/web/admin/users/made-by-admin/remove"');
+    const confirmPage = await a.agent.get('/web/admin/users/made-by-admin/remove');
+    expect(confirmPage.status).toBe(200);
+    expect(confirmPage.text).toContain('Type the username, <strong>made-by-admin</strong>, to confirm');
+    for (const confirm of [undefined, 'made-by-admi', plain.name]) {
+      const refused = await a.agent
+        .post('/web/admin/users/made-by-admin/remove')
+        .type('form')
+        .send({ _csrf: a.csrf, ...(confirm !== undefined && { confirm }) });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain('Type the username exactly to confirm: nothing was changed.');
+      expect(
+        (
+          await as(t, 'Basic ' + Buffer.from('made-by-admin:reset-password').toString('base64')).get(
+            '/v1/subscriptions',
+          )
+        ).status,
+      ).toBe(200);
+    }
+    const removed = await a.agent
+      .post('/web/admin/users/made-by-admin/remove')
+      .type('form')
+      .send({ _csrf: a.csrf, confirm: 'made-by-admin' });
+    expect(removed.text).toContain('User made-by-admin and all of their data removed.');
     expect(
       (await as(t, 'Basic ' + Buffer.from('made-by-admin:reset-password').toString('base64')).get('/v1/subscriptions'))
         .status,

@@ -83,6 +83,19 @@ test('start-over in a terminal: Ctrl-C or Ctrl-D at its question cancels it with
   expect(typed.shown).toMatch(/alice starts over: 0 subscription records/);
 }, 60_000);
 
+test('user remove in a terminal: another name typed removes nothing; the username typed removes the user', async () => {
+  expect(cli(['user', 'add', 'dora', '--password-stdin'], env, 'dora-password\n').status).toBe(0);
+  const question = /This removes dora and everything of theirs.*Type the username to go on: /s;
+  const wrong = await inTerminal(['user', 'remove', 'dora'], [[question, 'alice\r']]);
+  expect(wrong.status).toBe(1);
+  expect(wrong.shown).toMatch(/castsync: Not confirmed: nothing was changed/);
+  expect(cli(['user', 'list'], env).stdout).toMatch(/^dora\t/m);
+  const typed = await inTerminal(['user', 'remove', 'dora'], [[question, 'dora\r']]);
+  expect(typed.status).toBe(0);
+  expect(typed.shown).toMatch(/User dora removed/);
+  expect(cli(['user', 'list'], env).stdout).not.toMatch(/^dora\t/m);
+}, 60_000);
+
 test('--password-stdin in a terminal asks for the password without showing it, as without the option', async () => {
   const r = await inTerminal(
     ['user', 'passwd', 'alice', '--password-stdin'],

@@ -54,7 +54,7 @@ describe('embedded PostgreSQL and the CLI', () => {
       status: 1,
       stderr: expect.stringMatching(/No user nobody/),
     });
-    expect(cli(['user', 'remove', 'root'], env).status).toBe(0);
+    expect(cli(['user', 'remove', 'root', '--yes'], env).status).toBe(0);
   });
 
   test('the CLI refuses bad input with a message and exit status 1', () => {
@@ -93,7 +93,13 @@ describe('embedded PostgreSQL and the CLI', () => {
     expect(cli(['user', 'passwd', 'bob', '--password-stdin'], env, 'bob-new-password\n').status).toBe(0);
     expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-password'))).status).toBe(401);
     expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(200);
-    expect(cli(['user', 'remove', 'bob'], env).status).toBe(0);
+    // Without a terminal to confirm on, a removal needs --yes, and without it removes nothing.
+    expect(cli(['user', 'remove', 'bob'], env)).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/Give --yes/),
+    });
+    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(200);
+    expect(cli(['user', 'remove', 'bob', '--yes'], env).status).toBe(0);
     expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(401);
     expect(cli(['migrate'], env)).toMatchObject({ status: 0, stdout: 'Database schema is up to date\n' });
   });
@@ -115,7 +121,7 @@ describe('embedded PostgreSQL and the CLI', () => {
       stdout: 'carol starts over: 1 subscription records and 0 episode actions forgotten\n',
     });
     expect((await call(s.origin, 'GET', '/v1/subscriptions', carol)).body.total).toBe(0);
-    expect(cli(['user', 'remove', 'carol'], env).status).toBe(0);
+    expect(cli(['user', 'remove', 'carol', '--yes'], env).status).toBe(0);
   });
 
   test('SIGTERM stops the server and its PostgreSQL cleanly within 10 s; data survives a restart', async () => {
