@@ -112,6 +112,13 @@ export async function episode(db: Queryable, userId: number, id: string, { notes
   return e!;
 }
 
+/** Of these items (ids), those the user has played, by the one rule. */
+export async function playedAmong(db: Queryable, userId: number, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const shown = await episodesOf(db, userId, await repo.itemsWithIds(db, userId, ids));
+  return new Set(shown.filter((e) => e.played).map((e) => e.id));
+}
+
 /** What to continue: the episodes the user played lately and has not finished, newest play first. */
 export async function inProgress(db: Queryable, userId: number, limit = 50): Promise<Episode[]> {
   const rows = await repo.recentlyPlayedItems(db, userId, 200);

@@ -23,6 +23,7 @@ export {
   feedEpisodes,
   inProgress,
   markPlayed,
+  playedAmong,
   playerSettings,
   savePosition,
   setPlayerSettings,

@@ -127,6 +127,16 @@ export async function item(db: Queryable, userId: number, id: string, withNotes 
   return r.rows[0];
 }
 
+/** The items with these ids of feeds the user has a record of (others are left out), in no order. */
+export async function itemsWithIds(db: Queryable, userId: number, ids: string[]): Promise<ItemRow[]> {
+  const r = await db.query<ItemRow>(
+    `SELECT ${ITEM_COLUMNS} FROM feed_items i JOIN feeds f ON f.url_hash = i.feed_hash
+      WHERE i.id = ANY($2::bigint[]) AND ${SUBSCRIBER}`,
+    [userId, arrayLiteral(ids)],
+  );
+  return r.rows;
+}
+
 /**
  * The items of the user's latest plays (the newest `limit` episodes played), newest play first, each
  * found among the feeds' items by enclosure key, else by guid within its podcast; plays of episodes no

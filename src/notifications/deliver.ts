@@ -7,6 +7,7 @@ import { accepted, gone, sendToBrowser, sendToHook, type Answer, type Sending } 
 import { DELIVER_TASK } from './events';
 import { compose, testMessage, type Message } from './message';
 import { vapid, vapidSubject } from './push';
+import * as episodes from '../episodes/service';
 import * as subscriptions from '../subscriptions/service';
 import * as pushRepo from './push-repo';
 import * as repo from './repo';
@@ -78,10 +79,19 @@ async function attempt(tx: Tx, d: repo.DeliveryRow, s: DeliverySettings, log: Lo
   // A batch is one fetch of one feed: a person who has unsubscribed from it since is not told of it.
   if (!(await subscriptions.subscribesTo(tx, d.user_id, events[0]!.feed_url)))
     return repo.dropBatch(tx, d.user_id, d.batch, 'nothing left to tell (unsubscribed from the feed)');
+  // An app may have found the episode before the fetcher did, and the person heard it (or did while a
+  // retry waited): it is no news to them.
+  const played = await episodes.playedAmong(
+    tx,
+    d.user_id,
+    events.map((e) => e.item_id),
+  );
+  const unplayed = events.filter((e) => !played.has(e.item_id));
+  if (unplayed.length === 0) return repo.dropBatch(tx, d.user_id, d.batch, 'nothing left to tell (played already)');
   if (!today.this_batch && today.others >= s.dailyLimit)
     return repo.dropBatch(tx, d.user_id, d.batch, 'over the daily limit');
   // The batch is one per fetch, shared by every subscriber of the feed: the person makes the key theirs.
-  const m = compose(`${d.batch}:${d.user_id}:${d.channel}`, events, s.publicUrl);
+  const m = compose(`${d.batch}:${d.user_id}:${d.channel}`, unplayed, s.publicUrl);
   const send = await channelOf(tx, d, s);
   if (!send) return repo.settle(tx, d, { status: 'gone', error: 'the channel is no more' });
   let answer: Answer | Error;

@@ -4,17 +4,26 @@ import type { Queryable } from '../db/pool';
 
 export type PushRow = { id: string; endpoint: string; p256dh: string; auth: string; created_at: Date };
 
-/** Adds a browser's subscription (the same endpoint again: its keys replaced); returns its id. */
+/**
+ * Adds a browser's subscription (the same endpoint again: its keys replaced) and forgets the person's
+ * oldest others beyond `most` in all; returns its id.
+ */
 export async function addSubscription(
   db: Queryable,
   userId: number,
   s: { endpoint: string; p256dh: string; auth: string },
+  most: number,
 ): Promise<string> {
   const r = await db.query<{ id: string }>(
-    `INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
-     RETURNING id::text`,
-    [userId, s.endpoint, s.p256dh, s.auth],
+    `WITH added AS (
+       INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
+       RETURNING id),
+     dropped AS (
+       DELETE FROM push_subscriptions WHERE user_id = $1 AND endpoint <> $2 AND id NOT IN (
+         SELECT id FROM push_subscriptions WHERE user_id = $1 AND endpoint <> $2 ORDER BY id DESC LIMIT $5 - 1))
+     SELECT id::text FROM added`,
+    [userId, s.endpoint, s.p256dh, s.auth, most],
   );
   return r.rows[0]!.id;
 }

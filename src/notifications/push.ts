@@ -33,6 +33,14 @@ export const vapidSubject = (configured: string | undefined, publicUrl: string |
 
 export type BrowserSubscription = { endpoint: string; keys: { p256dh: string; auth: string } };
 
+/**
+ * The most browsers a person keeps: each message goes to every one, so without a bound one person's
+ * messages (NOTIFY_DAILY_LIMIT a day) could be any number of requests. A browser added past it makes the
+ * oldest one forgotten (a browser reinstalled or reset has a new subscription, and its old one stays until
+ * a push service answers 410 for it).
+ */
+export const MAX_BROWSERS = 20;
+
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 
 /** A key of a browser's subscription: base64url of `bytes` bytes. */
@@ -70,7 +78,7 @@ export async function addBrowser(
   const p256dh = checkKey(s.keys?.p256dh, 'p256dh', 65);
   if (!onCurve(Buffer.from(p256dh, 'base64url'))) throw new InvalidInput('keys.p256dh must be a point on P-256');
   const auth = checkKey(s.keys?.auth, 'auth', 16);
-  return repo.addSubscription(db, userId, { endpoint, p256dh, auth });
+  return repo.addSubscription(db, userId, { endpoint, p256dh, auth }, MAX_BROWSERS);
 }
 
 /** Forgets a browser's subscription by its endpoint (the browser unsubscribed); whether there was one. */

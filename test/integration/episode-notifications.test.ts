@@ -320,6 +320,38 @@ test(
 );
 
 test(
+  'an episode played before its message is sent is left out of it; a message of played ones alone is not sent',
+  withHook(async (hook) => {
+    const { u } = await subscribed('heard', [item('p0', 3600)], hook.url);
+    /** Played to the end in an app (the feed declares no duration: the play's total says it). */
+    const play = (guid: string) =>
+      as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+        {
+          podcast: server.url('/feeds/heard'),
+          episode: `https://media.example/${guid}.mp3`,
+          action: 'play',
+          position: 600,
+          total: 600,
+          timestamp: new Date().toISOString().slice(0, 19),
+        },
+      ]);
+    feeds.get('heard')!.push(item('p1'), item('p2'));
+    await fetchAll();
+    expect((await play('p1')).status).toBe(200);
+    expect(await deliver()).toBe(1);
+    expect(hook.got.map((g) => g.body.title)).toEqual(['New episode of Show heard']);
+    expect(hook.got[0]!.body.episodes.map((e) => e.title)).toEqual(['Episode p2']);
+
+    feeds.get('heard')!.push(item('p3'));
+    await fetchAll();
+    expect((await play('p3')).status).toBe(200);
+    expect(await deliver()).toBe(1);
+    expect(hook.got).toHaveLength(1);
+    expect((await deliveries(u)).map((d) => d.status).sort()).toEqual(['dropped', 'sent']);
+  }),
+);
+
+test(
   'at most NOTIFY_DAILY_LIMIT messages a day per person: the next batch is dropped',
   withHook(async (hook) => {
     const { u } = await subscribed('limit', [item('l0', 3600)], hook.url);

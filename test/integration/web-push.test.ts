@@ -209,6 +209,30 @@ test('a browser subscription with a private endpoint or keys of the wrong size i
   ).rejects.toThrow(/auth/);
 });
 
+test('a person keeps at most MAX_BROWSERS browsers: one added past it makes the oldest forgotten', async () => {
+  const [u, other] = [await t.user('many-browsers'), await t.user('one-browser')];
+  const policy = notifications.deliverySettings(t.config).policy;
+  const add = (userId: number, n: number) =>
+    notifications.addBrowser(
+      t.db,
+      userId,
+      { endpoint: `${pushUrl}-${n}`, keys: { p256dh: browserKey(), auth: Buffer.alloc(16, 1).toString('base64url') } },
+      policy,
+    );
+  await add(other.id, 0);
+  for (let n = 1; n <= notifications.MAX_BROWSERS + 2; n++) await add(u.id, n);
+  // The same browser again (its keys renewed) is no new one.
+  await add(u.id, notifications.MAX_BROWSERS + 2);
+  const endpoints = await t.db.query<{ endpoint: string }>(
+    'SELECT endpoint FROM push_subscriptions WHERE user_id = $1 ORDER BY id',
+    [u.id],
+  );
+  expect(endpoints.rows.map((r) => r.endpoint)).toEqual(
+    Array.from({ length: notifications.MAX_BROWSERS }, (_, i) => `${pushUrl}-${i + 3}`),
+  );
+  expect(await notifications.browserCount(t.db, other.id)).toBe(1);
+});
+
 test('a browser key of the right size that is not a point on P-256 is refused when it is added', async () => {
   const u = await t.user('off-curve');
   const { agent } = await signedInAgent(t.app, u.name, u.password);
