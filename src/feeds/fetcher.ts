@@ -227,6 +227,8 @@ export async function fetchDueFeeds(
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   const until = Date.now() + budgetMs;
+  const tooFar = await repo.dueWhenTooFar(ctx.db, s.refreshSeconds, MAX_BACKOFF_SECONDS);
+  if (tooFar > 0) ctx.logger.warn({ component: 'feeds', feeds: tooFar }, 'feeds scheduled too far ahead: due now');
   while (!signal.aborted && Date.now() < until) {
     // Feeds subscribed to while a long run goes on are found between its batches (at the looks' pace).
     await look();
