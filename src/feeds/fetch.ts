@@ -28,14 +28,32 @@ export type FetchResult =
  */
 export type Answer = { type: string; address: string | undefined };
 
-/** A fetch that did not give a feed; `refused` when the policy (or a limit) stopped it, not the server. */
+/**
+ * A fetch that did not give a feed; `refused` when the policy (or a limit) stopped it, not the server;
+ * `retryAfterSeconds` when the server's answer said how long to wait before asking again (Retry-After).
+ */
 export class FetchFailed extends Error {
   constructor(
     message: string,
     readonly refused = false,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
+}
+
+/**
+ * The wait an answer's Retry-After asks for, in seconds: a number of seconds, or an HTTP date taken from
+ * the answer's own Date (so that a host whose clock is off is still waited for as long as it asked).
+ */
+export function retryAfter(headers: http.IncomingHttpHeaders): number | undefined {
+  const value = headers['retry-after']?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  const sent = headers.date ? Date.parse(headers.date) : NaN;
+  return Math.max(0, Math.ceil((at - (Number.isNaN(sent) ? Date.now() : sent)) / 1000));
 }
 
 const PERMANENT = new Set([301, 308]);
@@ -191,7 +209,7 @@ async function fetchBody(
     }
     if (res.statusCode !== 200) {
       res.resume();
-      throw new FetchFailed(`HTTP ${res.statusCode}`);
+      throw new FetchFailed(`HTTP ${res.statusCode}`, false, retryAfter(res.headers));
     }
     const from = res.socket?.remoteAddress;
     if (admit) admitted(res, from, admit);

@@ -37,8 +37,15 @@ export const fetcherSettings = (config: Config): FetcherSettings => ({
   refreshSeconds: config.feedRefreshInterval,
 });
 
-/** After n failures in a row: 10 minutes × 2^(n-1), at most a week. */
-const backoffSeconds = (failures: number) => Math.min(600 * 2 ** Math.max(0, failures - 1), 7 * 24 * 3600);
+/** The longest a failing feed waits for its next fetch. */
+const MAX_BACKOFF_SECONDS = 7 * 24 * 3600;
+
+/**
+ * After n failures in a row: 10 minutes × 2^(n-1), or longer when the feed's host asked for longer
+ * (Retry-After, with a 429 or a 503), at most a week.
+ */
+const backoffSeconds = (failures: number, retryAfterSeconds = 0) =>
+  Math.min(Math.max(600 * 2 ** Math.max(0, failures - 1), retryAfterSeconds), MAX_BACKOFF_SECONDS);
 
 /**
  * What a higher room does with the items a fetch found that the feed had not listed before, in the fetch's
@@ -148,7 +155,7 @@ async function fetchOne(
     const outcome: Outcome =
       err instanceof FeedParseError ? 'invalid' : err instanceof FetchFailed && err.refused ? 'refused' : 'failed';
     const reason = refusedByStore ? `could not be stored: ${err.message}` : err.message;
-    const next = backoffSeconds(feed.failures + 1);
+    const next = backoffSeconds(feed.failures + 1, err instanceof FetchFailed ? err.retryAfterSeconds : undefined);
     await repo.saveFailure(db, feed.url_hash, reason, next);
     log.warn({ outcome, reason, retryInSeconds: next }, 'feed fetch failed');
     return outcome;
@@ -220,6 +227,8 @@ export async function fetchDueFeeds(
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   const until = Date.now() + budgetMs;
+  const tooFar = await repo.dueWhenTooFar(ctx.db, s.refreshSeconds, MAX_BACKOFF_SECONDS);
+  if (tooFar > 0) ctx.logger.warn({ component: 'feeds', feeds: tooFar }, 'feeds scheduled too far ahead: due now');
   while (!signal.aborted && Date.now() < until) {
     // Feeds subscribed to while a long run goes on are found between its batches (at the looks' pace).
     await look();

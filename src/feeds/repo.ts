@@ -100,6 +100,23 @@ export async function dueForSubscribers(db: Queryable, hashes: string[], since: 
 }
 
 /**
+ * Makes due at once the feeds whose next fetch is later than any the schedule sets now: after the refresh
+ * interval (or a lease) for a feed that does not fail, after the longest back-off for one that does. Such a
+ * time comes from a database clock that was ahead for a while, or from a longer FEED_REFRESH_INTERVAL,
+ * and would leave the feed unfetched for as long. Returns how many were made due (one probe of the
+ * schedule's index when none is).
+ */
+export async function dueWhenTooFar(db: Queryable, refreshSeconds: number, maxBackoffSeconds: number): Promise<number> {
+  const r = await db.query(
+    `UPDATE feeds SET next_fetch_at = now()
+      WHERE next_fetch_at > now() + make_interval(secs => greatest($1::float8, $3::float8))
+        AND (failures = 0 OR next_fetch_at > now() + make_interval(secs => greatest($2::float8, $3::float8)))`,
+    [refreshSeconds, maxBackoffSeconds, LEASE_SECONDS],
+  );
+  return r.rowCount ?? 0;
+}
+
+/**
  * Takes up to `limit` due feeds, oldest due first, and leases them: they are due again after `leaseSeconds`
  * unless the fetch writes its outcome first (a fetcher that dies leaves them to the next one). Feeds another
  * fetcher is taking at this moment are skipped, not waited for.

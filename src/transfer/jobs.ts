@@ -23,6 +23,13 @@ import { storeUpload, uploadBytes } from './uploads';
 
 export const IMPORT_TASK = 'import';
 
+/**
+ * An import cut off this many times (a restart, a crash, the database away) is ended failed at its next
+ * run. Counted by the import itself: a run killed with its process never gets to say it failed, and an
+ * import whose job the queue had given up on stayed running for good, and refused every later import.
+ */
+export const IMPORT_RUNS = 3;
+
 /** What the page shows of an import. */
 export type ImportView = Omit<repo.ImportRow, 'summary' | 'secret'> & { summary: Summary | null };
 
@@ -52,7 +59,8 @@ export async function startImport(db: Db, userId: number, from: Started, dryRun:
           },
     );
     if ('upload' in from) await storeUpload(tx, userId, id, from.upload);
-    await addJob(tx, IMPORT_TASK, { importId: id }, { maxAttempts: 3 });
+    // The queue's attempts outnumber the runs, so that a run is left to end an import cut off every time.
+    await addJob(tx, IMPORT_TASK, { importId: id }, { maxAttempts: IMPORT_RUNS + 2 });
     return id;
   });
 }
@@ -66,7 +74,7 @@ const PROGRESS_EVERY_MS = 500;
 /**
  * Runs one import. An import that cannot go on (the other server refused, broke its answers, an archive
  * that is not one) ends failed with the reason, and is not tried again. A failure of this server
- * (the database away) goes to the queue, which tries again later; the last attempt ends it failed.
+ * (the database away) goes to the queue, which tries again later; the last run (IMPORT_RUNS) ends it failed.
  */
 type Deps = {
   db: Db;
@@ -86,6 +94,8 @@ export async function runImportJob(
   const { db, logger } = deps;
   const row = await repo.begin(db, importId);
   if (!row || row.secret === null) return;
+  if (row.runs > IMPORT_RUNS) return endCutOff(deps, importId);
+  const last = attempt.last || row.runs === IMPORT_RUNS;
   let lastWrite = 0;
   const resumed = row.runs > 1 ? 'resumed after a restart: ' : '';
   const progress = (step: string, done?: number, total?: number) => {
@@ -119,11 +129,18 @@ export async function runImportJob(
     if (deps.signal?.aborted) throw err;
     // ImportFailed is an InvalidInput: a reason to show.
     const expected = err instanceof InvalidInput;
-    if (!expected && !attempt.last && isDatabaseUnavailable(err)) throw err;
+    if (!expected && !last && isDatabaseUnavailable(err)) throw err;
     if (!expected) logger.error({ err, importId }, 'import failed');
     const why = err instanceof Error ? err.message : String(err);
     await repo.finish(db, importId, { state: 'failed', error: expected ? why : `Stopped by a server error: ${why}` });
   }
+}
+
+/** Ends failed an import that was cut off IMPORT_RUNS times, without running it again. */
+async function endCutOff({ db, logger }: Deps, importId: number): Promise<void> {
+  const error = `Stopped ${IMPORT_RUNS} times before it could end (the server restarted or failed): start it again`;
+  logger.warn({ importId, runs: IMPORT_RUNS }, 'import cut off too often: ended');
+  await repo.finish(db, importId, { state: 'failed', error });
 }
 
 /**

@@ -61,6 +61,16 @@ beforeAll(async () => {
     '/to-metadata': redirect(302, 'http://169.254.169.254/latest/meta-data/'),
     '/to-private': redirect(301, 'http://10.1.2.3/feed.xml'),
     '/not-found': (_req, res) => res.writeHead(404).end(),
+    '/far-ahead': xml(rss({ title: 'Far ahead' })),
+    '/tomorrow': xml(rss({ title: 'Tomorrow' })),
+    '/busy': (_req, res) => res.writeHead(429, { 'retry-after': '7200' }).end(),
+    '/busy-for-a-year': (_req, res) => res.writeHead(429, { 'retry-after': String(365 * 24 * 3600) }).end(),
+    '/busy-briefly': (_req, res) => res.writeHead(429, { 'retry-after': '5' }).end(),
+    // A host whose clock is years behind: its date is three hours after its own Date.
+    '/unavailable': (_req, res) =>
+      res
+        .writeHead(503, { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 10:28:00 GMT' })
+        .end(),
   });
 });
 afterAll(async () => {
@@ -284,6 +294,55 @@ describe('fetching feeds', () => {
     const logged = captured.lines.slice(lines).filter((l) => l.msg === 'feed fetch failed');
     expect(logged.map((l) => l.feedUrl).sort()).toEqual(bad.map((p) => fixture.url(p)).sort());
     expect(logged.find((l) => l.feedUrl === fixture.url('/to-metadata'))).toMatchObject({ outcome: 'refused' });
+  });
+
+  test("a host's Retry-After is waited for (seconds, or a date by the host's own clock), at most a week", async () => {
+    const paths = ['/busy', '/busy-for-a-year', '/busy-briefly', '/unavailable'];
+    await subscribed(paths);
+    await fetchAll();
+    const waits = await t.db.query<{ feed_url: string; failures: number; last_error: string; wait: number }>(
+      `SELECT feed_url, failures, last_error, extract(epoch FROM next_fetch_at - now())::int AS wait
+         FROM feeds WHERE feed_url = ANY ($1)`,
+      [paths.map((p) => fixture.url(p))],
+    );
+    const waitOf = (p: string) => waits.rows.find((r) => r.feed_url === fixture.url(p))!;
+    expect(waitOf('/busy')).toMatchObject({ failures: 1, last_error: 'HTTP 429' });
+    expect(waitOf('/busy').wait).toBeGreaterThan(7200 - 60);
+    expect(waitOf('/busy').wait).toBeLessThanOrEqual(7200);
+    expect(waitOf('/unavailable')).toMatchObject({ failures: 1, last_error: 'HTTP 503' });
+    expect(waitOf('/unavailable').wait).toBeGreaterThan(3 * 3600 - 60);
+    expect(waitOf('/unavailable').wait).toBeLessThanOrEqual(3 * 3600);
+    // Never longer than the longest back-off; never shorter than the back-off either.
+    expect(waitOf('/busy-for-a-year').wait).toBeLessThanOrEqual(7 * 24 * 3600);
+    expect(waitOf('/busy-for-a-year').wait).toBeGreaterThan(7 * 24 * 3600 - 60);
+    expect(waitOf('/busy-briefly').wait).toBeGreaterThan(540);
+    expect(waitOf('/busy-briefly').wait).toBeLessThanOrEqual(600);
+  });
+
+  test('a feed scheduled later than the schedule ever sets (a clock that was ahead, a longer interval) is due again', async () => {
+    await subscribed(['/far-ahead', '/tomorrow']);
+    await fetchAll();
+    // Fetched while the database's clock ran five years ahead; and one a day's refresh will fetch tomorrow.
+    await t.db.query(`UPDATE feeds SET next_fetch_at = now() + interval '5 years' WHERE feed_url = $1`, [
+      fixture.url('/far-ahead'),
+    ]);
+    await t.db.query(`UPDATE feeds SET next_fetch_at = now() + interval '20 hours' WHERE feed_url = $1`, [
+      fixture.url('/tomorrow'),
+    ]);
+    const asked = (p: string) => fixture.requests.filter((r) => r.path === p).length;
+    const [farBefore, tomorrowBefore] = [asked('/far-ahead'), asked('/tomorrow')];
+    await fetchAll();
+    expect(asked('/far-ahead')).toBe(farBefore + 1);
+    expect(asked('/tomorrow')).toBe(tomorrowBefore);
+    const next = await t.db.query<{ feed_url: string; wait: number }>(
+      `SELECT feed_url, extract(epoch FROM next_fetch_at - now())::int AS wait FROM feeds WHERE feed_url = ANY ($1)`,
+      [[fixture.url('/far-ahead'), fixture.url('/tomorrow')]],
+    );
+    const waitOf = (p: string) => next.rows.find((r) => r.feed_url === fixture.url(p))!.wait;
+    expect(waitOf('/far-ahead')).toBeLessThanOrEqual(24 * 3600);
+    expect(waitOf('/far-ahead')).toBeGreaterThan(23 * 3600);
+    expect(waitOf('/tomorrow')).toBeLessThanOrEqual(20 * 3600);
+    expect(waitOf('/tomorrow')).toBeGreaterThan(19 * 3600);
   });
 
   test("a private feed's password and token stay out of the fetcher's log, whether it fails or moves", async () => {

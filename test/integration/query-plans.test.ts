@@ -191,6 +191,7 @@ const cases: [string, (db: Queryable) => Promise<unknown>][] = [
   ['archive: episode actions', (db) => episodes.actionsAfter(db, historyUser, undefined, 5000)],
   ['fetcher: the records of a fetched feed', (db) => records.liveRecordsWithUrl(db, popularHash, null)],
   ['fetcher: due feeds', (db) => feeds.claimDue(db, 16, 600)],
+  ['fetcher: feeds scheduled too far ahead', (db) => feeds.dueWhenTooFar(db, 24 * 3600, 7 * 24 * 3600)],
   [
     "sync draft: the records a batch's subscribes name",
     (db) => sync.findMatches(db, user, items([hex(1), hex(2)], [popularHash, hex(3)])),
