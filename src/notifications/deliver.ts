@@ -32,7 +32,7 @@ export const deliverySettings = (config: Config): DeliverySettings => ({
 export const MAX_ATTEMPTS = 7;
 /** A delivery whose person another worker is sending to is tried again this much later. */
 const BUSY_SECONDS = 5;
-/** After n failed attempts: 30 s × 4^(n-1) (30 s, 2 min, 8 min, … about 34 h after the first). */
+/** After n failed attempts: 30 s × 4^(n-1) (30 s, 2 min, 8 min, … 8.5 h; the last attempt about 11.4 h after the first). */
 const retryInSeconds = (failures: number) => 30 * 4 ** Math.max(0, failures - 1);
 
 type Outcome = Parameters<typeof repo.settle>[2];

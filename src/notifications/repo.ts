@@ -175,7 +175,7 @@ export type EventRow = {
 
 /**
  * A batch's episodes, with their podcast as the fetcher knows it, newest first; none of a feed the person
- * has turned off since they were noted (a retry waits up to a day and a half).
+ * has turned off since they were noted (a retry waits up to 8.5 hours).
  */
 export async function batchEvents(db: Queryable, userId: number, batch: string): Promise<EventRow[]> {
   const r = await db.query<EventRow>(
