@@ -5,25 +5,27 @@ import type { Queryable } from '../db/pool';
 export type PushRow = { id: string; endpoint: string; p256dh: string; auth: string; created_at: Date };
 
 /**
- * Adds a browser's subscription (the same endpoint again: its keys replaced) and forgets the person's
+ * Adds a browser's subscription with the web session it came in (the same endpoint again: its keys and
+ * session replaced) and forgets the person's
  * oldest others beyond `most` in all; returns its id.
  */
 export async function addSubscription(
   db: Queryable,
   userId: number,
-  s: { endpoint: string; p256dh: string; auth: string },
+  s: { endpoint: string; p256dh: string; auth: string; session: number | null },
   most: number,
 ): Promise<string> {
   const r = await db.query<{ id: string }>(
     `WITH added AS (
-       INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
+       INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, session_id) VALUES ($1, $2, $3, $4, $6)
+       ON CONFLICT (user_id, endpoint)
+         DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, session_id = excluded.session_id
        RETURNING id),
      dropped AS (
        DELETE FROM push_subscriptions WHERE user_id = $1 AND endpoint <> $2 AND id NOT IN (
          SELECT id FROM push_subscriptions WHERE user_id = $1 AND endpoint <> $2 ORDER BY id DESC LIMIT $5 - 1))
      SELECT id::text FROM added`,
-    [userId, s.endpoint, s.p256dh, s.auth, most],
+    [userId, s.endpoint, s.p256dh, s.auth, most, s.session],
   );
   return r.rows[0]!.id;
 }
@@ -74,4 +76,10 @@ export async function keepKeys(db: Queryable, made: KeyRow): Promise<KeyRow> {
 export async function keys(db: Queryable): Promise<KeyRow | undefined> {
   const r = await db.query<KeyRow>('SELECT public_key, private_key FROM vapid_keys');
   return r.rows[0];
+}
+
+/** Forgets the person's browsers that were added in this web session; how many. */
+export async function removeSessionSubscriptions(db: Queryable, userId: number, session: number): Promise<number> {
+  const r = await db.query('DELETE FROM push_subscriptions WHERE user_id = $1 AND session_id = $2', [userId, session]);
+  return r.rowCount ?? 0;
 }

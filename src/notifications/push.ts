@@ -73,17 +73,25 @@ export async function addBrowser(
   userId: number,
   s: BrowserSubscription,
   policy: AddressPolicy,
+  session: number | null = null,
 ): Promise<string> {
   const endpoint = checkHookUrl(String(s.endpoint), policy);
   const p256dh = checkKey(s.keys?.p256dh, 'p256dh', 65);
   if (!onCurve(Buffer.from(p256dh, 'base64url'))) throw new InvalidInput('keys.p256dh must be a point on P-256');
   const auth = checkKey(s.keys?.auth, 'auth', 16);
-  return repo.addSubscription(db, userId, { endpoint, p256dh, auth }, MAX_BROWSERS);
+  return repo.addSubscription(db, userId, { endpoint, p256dh, auth, session }, MAX_BROWSERS);
 }
 
 /** Forgets a browser's subscription by its endpoint (the browser unsubscribed); whether there was one. */
 export const removeBrowser = (db: Queryable, userId: number, endpoint: string): Promise<boolean> =>
   repo.removeSubscription(db, userId, { endpoint });
+
+/**
+ * Forgets the browsers that turned notifications on in this web session (the id addBrowser was given), as the person signs out of it: a shared computer shows none of their new episodes
+ * afterwards. A session that runs out keeps its browsers: the web app on a phone is seldom opened.
+ */
+export const removeSessionBrowsers = (db: Queryable, userId: number, session: number): Promise<number> =>
+  repo.removeSessionSubscriptions(db, userId, session);
 
 /** How many browsers the person has subscribed. */
 export async function browserCount(db: Queryable, userId: number): Promise<number> {

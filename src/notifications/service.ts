@@ -7,7 +7,7 @@
 export { deliverDue, deliverySettings, notificationTasks, sendTest } from './deliver';
 export type { DeliverySettings, TestOutcome } from './deliver';
 export { DELIVER_TASK, newItemsHook, noteNewItems } from './events';
-export { MAX_BROWSERS, addBrowser, browserCount, removeBrowser, vapidPublicKey } from './push';
+export { MAX_BROWSERS, addBrowser, browserCount, removeBrowser, removeSessionBrowsers, vapidPublicKey } from './push';
 export { notificationCleanupTasks } from './retention';
 export type { BrowserSubscription } from './push';
 export {

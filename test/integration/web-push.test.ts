@@ -367,3 +367,33 @@ test("the account page's script adds this browser and takes it away again; anoth
   expect(removed.status).toBe(204);
   expect((await as(t, u).get('/v1/account/settings')).body.notifications.browsers).toBe(0);
 });
+
+test('signing out forgets the browsers that turned notifications on in that session, and no other', async () => {
+  const u = await t.user('signs-out');
+  const [shared, own] = [
+    await signedInAgent(t.app, u.name, u.password),
+    await signedInAgent(t.app, u.name, u.password),
+  ];
+  const add = (a: typeof shared, name: string) =>
+    a.agent
+      .post('/web/account/browsers')
+      .type('form')
+      .send({
+        _csrf: a.csrf,
+        endpoint: pushUrl.replace('browser-1', name),
+        p256dh: browserKey(),
+        auth: Buffer.alloc(16, 3).toString('base64url'),
+      });
+  expect((await add(shared, 'library-computer')).status).toBe(204);
+  expect((await add(own, 'own-phone')).status).toBe(204);
+  // One added without a web session (kept from before this was recorded).
+  const keys = { p256dh: browserKey(), auth: Buffer.alloc(16, 4).toString('base64url') };
+  const policy = fetcherSettings(t.config).policy;
+  await notifications.addBrowser(t.db, u.id, { endpoint: pushUrl.replace('browser-1', 'older'), keys }, policy);
+  expect((await shared.agent.post('/web/sign-out').type('form').send({ _csrf: shared.csrf })).status).toBe(303);
+  const left = await t.db.query<{ endpoint: string }>(
+    'SELECT endpoint FROM push_subscriptions WHERE user_id = $1 ORDER BY id',
+    [u.id],
+  );
+  expect(left.rows.map((r) => r.endpoint.split('/').pop())).toEqual(['own-phone', 'older']);
+});

@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import * as auth from '../../auth/service';
 import type { ApiContext } from '../../api-context';
 import { currentUser } from '../../http/credentials';
 import { route } from '../../http/method';
@@ -48,7 +49,9 @@ export function notificationRoutes(r: Router, ctx: ApiContext, accountPage: Acco
     post: async (req, res) => {
       const endpoint = formField(req, 'endpoint') ?? '';
       const keys = { p256dh: formField(req, 'p256dh') ?? '', auth: formField(req, 'auth') ?? '' };
-      await notifications.addBrowser(ctx.db, currentUser(req), { endpoint, keys }, settings().policy);
+      // Kept with this session, which signing out of ends (src/web/router/sign-in.ts).
+      const session = (await auth.browserSessionId(ctx.db, res.locals.session!)) ?? null;
+      await notifications.addBrowser(ctx.db, currentUser(req), { endpoint, keys }, settings().policy, session);
       res.status(204).end();
     },
   });

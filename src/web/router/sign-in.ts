@@ -2,7 +2,9 @@ import * as auth from '../../auth/service';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { ApiContext } from '../../api-context';
 import { clientKey, type AuthLimits } from '../../http/limits';
+import { currentUser } from '../../http/credentials';
 import { route } from '../../http/method';
+import * as notifications from '../../notifications/service';
 import { PageError } from '../errors';
 import type { OidcSignIn } from '../oidc';
 import {
@@ -78,6 +80,10 @@ export function signInRoutes(
       signedIn,
       checkCsrf,
       async (req, res) => {
+        // The browsers that turned notifications on in this session stop showing them: a shared computer
+        // shows nothing of the person once they have signed out.
+        const session = await auth.browserSessionId(ctx.db, res.locals.session!);
+        if (session !== undefined) await notifications.removeSessionBrowsers(ctx.db, currentUser(req), session);
         await auth.closeBrowserSession(ctx, res.locals.session!);
         endSession(ctx, req, res);
         res.redirect(303, '/?signed_out');
