@@ -45,6 +45,17 @@ export const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast
      || coalesce(',"total":' || ${x}.total, '')
      || '}'`;
 
+/**
+ * SQL: the id of the user's ($1) subscription record whose URL, current or earlier, has the key `hash` (an
+ * action's podcast is that record, under whatever URL of it the app named); null when none has.
+ */
+export const RECORD_OF_PODCAST = (
+  hash: string,
+) => `(SELECT s.id FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = ${hash}
+                 UNION ALL
+                 SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = ${hash}
+                 LIMIT 1)`;
+
 /** The fields of a batch, in the order of the statement's arrays ($2 to $12). */
 const BATCH_FIELDS = [
   'podcastUrl',
@@ -73,10 +84,7 @@ const INSERT_ACTIONS = `WITH stamp AS (UPDATE users SET last_change = ${NEXT_STA
          INSERT INTO episode_actions (user_id, podcast_url, podcast_hash, subscription_id, episode_url, episode_hash,
                                       episode_guid, action, at, started, position, total, device_id, changed, json)
          SELECT $1, b.podcast_url, b.podcast_hash,
-                (SELECT s.id FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = b.podcast_hash
-                 UNION ALL
-                 SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = b.podcast_hash
-                 LIMIT 1),
+                ${RECORD_OF_PODCAST('b.podcast_hash')},
                 b.episode_url, b.episode_hash, b.guid, b.action, b.at, b.started, b.position, b.total, b.device, stamp.at,
                 ${ACTION_JSON('b')}
            FROM batch b CROSS JOIN stamp

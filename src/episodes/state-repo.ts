@@ -1,6 +1,7 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 import { ITEM_OF_EPISODE_SQL } from './played';
+import { RECORD_OF_PODCAST } from './repo';
 
 // Episode state's SQL: the one read of what the user's actions and favourite say of episodes (stateRows),
 // which episodes changed (changedPage), the feeds' items the web page lists with the keys of the user's
@@ -252,9 +253,9 @@ export type FoundEpisode = {
 
 /**
  * For each key, in order: the episode as the user's actions know it (by its sync id, else its enclosure
- * URL's key, else, when no enclosure URL is given, its guid within the podcast: an episode no feed lists,
- * or one whose enclosure the feed has moved, is the user's by the URL their apps named it by), and its
- * item as a feed lists it.
+ * URL's key, else, when no enclosure URL is given, its guid within the podcast, under any URL its record
+ * has had: an episode no feed lists, or one whose enclosure the feed has moved, is the user's by the URL
+ * their apps named it by), and its item as a feed lists it.
  */
 export async function findEpisodes(db: Queryable, userId: number, keys: EpisodeKey[]): Promise<FoundEpisode[]> {
   if (keys.length === 0) return [];
@@ -272,7 +273,7 @@ export async function findEpisodes(db: Queryable, userId: number, keys: EpisodeK
            UNION ALL
            SELECT 2, a.at, a.podcast_url, a.episode_url, a.episode_guid FROM episode_actions a
             WHERE k.enclosure_hash IS NULL AND a.user_id = $1 AND a.episode_guid = k.guid
-              AND a.podcast_hash = k.podcast_hash) x
+              AND (a.podcast_hash = k.podcast_hash OR a.subscription_id = ${RECORD_OF_PODCAST('k.podcast_hash')})) x
           ORDER BY x.rank, x.at DESC LIMIT 1) known ON true
        LEFT JOIN LATERAL (
          SELECT i.enclosure_url, i.guid, i.duration FROM feed_items i

@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 
 /**
  * A cookie the request came with, by name. One whose value is not percent-encoded UTF-8 is none: castsync
- * never sets such a value, and another application on the same host may have.
+ * never sets such a value, and another application on the same host may have, so the next cookie of the
+ * name (castsync's, sent after it) is read instead.
  */
 export function cookieOf(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
@@ -11,7 +12,7 @@ export function cookieOf(req: Request, name: string): string | undefined {
       try {
         return decodeURIComponent(part.slice(eq + 1).trim());
       } catch {
-        return undefined;
+        // Not one of castsync's: look further.
       }
     }
   }

@@ -396,6 +396,17 @@ test('an episode a gpodder app named by URL and guid, named by /v1 by its guid o
   expect((await v1Records(p)).records).toHaveLength(1);
 });
 
+/** /v1 marks unplayed, by its guid alone, the episode an app played to the end at `url`: that episode, read so. */
+async function markedUnplayedByGuid(p: Person, guid: string, url: string) {
+  const saved = await v1Post(p, {
+    episode_guid: guid,
+    played_status: { value: false, timestamp: '2026-10-01T10:01:00Z' },
+  });
+  expect(saved.failure).toEqual([]);
+  const r = await appsRead(p, { played: false, position: 300 }, url);
+  expect(saved.success[0]!.sync_id).toBe(r.sync_id);
+}
+
 test('an episode no feed lists, played by a gpodder app with its guid, is named by /v1 by that guid', async () => {
   const p = await person();
   const gone = 'https://media.example.org/doors/gone.mp3';
@@ -412,13 +423,19 @@ test('an episode no feed lists, played by a gpodder app with its guid, is named 
         total: 300,
       },
     ]);
-  const saved = await v1Post(p, {
-    episode_guid: 'gone-1',
-    played_status: { value: false, timestamp: '2026-10-01T10:01:00Z' },
-  });
-  expect(saved.failure).toEqual([]);
-  const r = await appsRead(p, { played: false, position: 300 }, gone);
-  expect(saved.success[0]!.sync_id).toBe(r.sync_id);
+  await markedUnplayedByGuid(p, 'gone-1', gone);
+});
+
+test('an episode an app played with its guid before the feed moved is named by /v1 by that guid after the move', async () => {
+  const p = await person();
+  const gone = 'https://media.example.org/doors/gone-before-move.mp3';
+  await gpodderPost(p, [
+    { episode: gone, guid: 'gone-2', action: 'play', timestamp: '2026-10-01T10:00:00', position: 300, total: 300 },
+  ]);
+  const moved = server.url(`/doors/${shows}-moved`);
+  expect((await as(t, p.u).patch(`/v1/subscriptions/${p.podcastGuid}`, { new_feed_url: moved })).status).toBe(200);
+  // The podcast is the same record under its new URL: the play its app sent under the earlier one is its.
+  await markedUnplayedByGuid(p, 'gone-2', gone);
 });
 
 test('an episode whose feed moved its enclosure, named by /v1 by its guid, is the one the apps played: one record', async () => {

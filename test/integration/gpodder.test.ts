@@ -88,6 +88,16 @@ describe('authentication', () => {
     expect([web.status, web.headers.location]).toEqual([303, `/?next=${encodeURIComponent('/web/subscriptions')}`]);
   });
 
+  test("another application's sessionid that is not percent-encoded UTF-8 does not hide castsync's beside it", async () => {
+    const u = await t.user();
+    const sid = sessionCookieOf(await as(t, u).post(`/api/2/auth/${u.name}/login.json`).expect(200))!;
+    // A browser or an app's cookie jar sends both cookies of the name, the other application's first.
+    const r = await request(t.app)
+      .get(`/api/2/devices/${u.name}.json`)
+      .set('Cookie', `sessionid=%E0%A4%A; sessionid=${sid}`);
+    expect(r.status).toBe(200);
+  });
+
   test('a client that sends Basic on every request keeps getting the same session, not a new one each time', async () => {
     const u = await t.user();
     const a = await as(t, u).get(`/api/2/devices/${u.name}.json`);
