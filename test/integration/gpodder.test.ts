@@ -229,6 +229,23 @@ describe('devices and sync-devices', () => {
       type: 'tablet',
       subscriptions: 0,
     });
+    // mygpoclient (gPodder's library) refuses the whole list for a type it does not know: a tablet is mobile to it.
+    const toMygpoclient = await api
+      .get(`/api/2/devices/${u.name}.json`)
+      .set(
+        'User-Agent',
+        'mygpoclient/1.9 (+http://gpodder.org/mygpoclient/) gPodder/3.11.1 (+http://gpodder.org/) Linux',
+      );
+    expect(
+      Object.fromEntries((toMygpoclient.body as { id: string; type: string }[]).map((d) => [d.id, d.type])),
+    ).toEqual({
+      'desktop-1': 'desktop',
+      'laptop-1': 'laptop',
+      'mobile-1': 'mobile',
+      'server-1': 'server',
+      'tablet-1': 'mobile',
+      'other-1': 'mobile',
+    });
   });
 });
 

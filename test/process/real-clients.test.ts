@@ -23,6 +23,11 @@ test('mygpoclient and gPodder sync against castsync, and /v1 sees the one list t
     await call(server.origin, 'POST', '/v1/subscriptions', basicAuth('real', 'real-password'), {
       subscriptions: [{ feed_url: 'https://real.example/from-v1.xml' }],
     });
+    // A tablet, which another app registered: mygpoclient refuses a list with a type it does not know.
+    await call(server.origin, 'POST', '/api/2/devices/real/tab.json', basicAuth('real', 'real-password'), {
+      caption: 'Tablet',
+      type: 'tablet',
+    });
     const run = spawnSync(
       '/usr/bin/python3',
       [path.join(__dirname, '..', 'clients', 'gpodder_clients.py'), server.origin, 'real', 'real-password', work],
@@ -30,7 +35,10 @@ test('mygpoclient and gPodder sync against castsync, and /v1 sees the one list t
     );
     if (run.status !== 0) throw new Error(`the clients failed (${run.status}):\n${run.stderr}`);
     const seen = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(seen.devices).toEqual([{ id: 'pyclient', caption: 'mygpoclient test', type: 'desktop', subscriptions: 1 }]);
+    expect(seen.devices).toEqual([
+      { id: 'pyclient', caption: 'mygpoclient test', type: 'desktop', subscriptions: 1 },
+      { id: 'tab', caption: 'Tablet', type: 'mobile', subscriptions: 1 },
+    ]);
     expect(seen.first_pull).toEqual({
       add: ['https://real.example/from-v1.xml'],
       remove: [],

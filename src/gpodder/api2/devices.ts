@@ -9,6 +9,17 @@ import { authErrors, byDevice, byUser, empty, gpodderPath } from '../docs';
 import { anyJson, parseJsonBody } from '../http';
 import { deviceBody, deviceList } from '../schemas';
 
+/**
+ * The device types mygpoclient (the library behind gPodder, which names itself first in its User-Agent)
+ * reads: it refuses the whole list when one device is of another type, and mygpo's `tablet` is not among
+ * them. To it, a tablet is listed as what it is nearest to, `mobile`; every other client gets the type kept.
+ */
+const MYGPOCLIENT_TYPES: ReadonlySet<string> = new Set(['desktop', 'laptop', 'mobile', 'server', 'other']);
+const typeFor = (userAgent: string | undefined) =>
+  userAgent?.startsWith('mygpoclient/') === true
+    ? (type: string) => (MYGPOCLIENT_TYPES.has(type) ? type : 'mobile')
+    : (type: string) => type;
+
 /** The user's devices: the list, and creating or updating one. */
 export function deviceRoutes(r: Router, ctx: ApiContext, user: RequestHandler): void {
   const { db } = ctx;
@@ -19,7 +30,8 @@ export function deviceRoutes(r: Router, ctx: ApiContext, user: RequestHandler): 
       get: async (req, res) => {
         const userId = currentUser(req);
         const [list, feeds] = await Promise.all([devices.list(db, userId), subscriptions.subscribedFeeds(db, userId)]);
-        res.json(list.map((d) => ({ id: d.id, caption: d.caption, type: d.type, subscriptions: feeds.length })));
+        const type = typeFor(req.headers['user-agent']);
+        res.json(list.map((d) => ({ id: d.id, caption: d.caption, type: type(d.type), subscriptions: feeds.length })));
       },
     },
     [user],
