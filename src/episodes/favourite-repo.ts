@@ -1,6 +1,7 @@
 import { arrayLiteral } from '../db/array-literal';
 import { NEXT_STAMP } from '../db/change-stamp';
 import type { Queryable } from '../db/pool';
+import { RECORD_OF_PODCAST } from './repo';
 
 // The favourites' SQL (table episode_favourites: this file is its one writer).
 
@@ -90,18 +91,24 @@ export type FavouriteRow = {
   artwork_url: string | null;
 };
 
-/** The user's favourites, newest set first, each with its item as a feed lists it (by enclosure, else guid). */
+/**
+ * The user's favourites, newest set first, each with its item as a feed lists it (by enclosure, else guid),
+ * and its podcast under the URL the user's record of it has now (a feed that moved since: the URL moved to).
+ */
 export async function list(db: Queryable, userId: number, limit: number): Promise<FavouriteRow[]> {
   const r = await db.query<FavouriteRow>(
-    `SELECT f.episode_hash::text AS episode_hash, f.podcast_url, f.enclosure_url, f.episode_guid, f.at,
+    `SELECT f.episode_hash::text AS episode_hash, COALESCE(rec.feed_url, f.podcast_url) AS podcast_url,
+            f.enclosure_url, f.episode_guid, f.at,
             item.id::text AS item_id, item.title, item.link, item.published_at,
             feed.title AS podcast_title, COALESCE(item.artwork_url, feed.artwork_url) AS artwork_url
        FROM episode_favourites f
+       LEFT JOIN subscriptions rec ON rec.user_id = $1 AND rec.id = ${RECORD_OF_PODCAST('f.podcast_hash')}
        LEFT JOIN LATERAL (
          SELECT i.id, i.title, i.link, i.published_at, i.artwork_url FROM feed_items i
-          WHERE i.enclosure_hash = f.episode_hash OR (i.feed_hash = f.podcast_hash AND i.item_key = f.episode_guid)
+          WHERE i.enclosure_hash = f.episode_hash
+             OR (i.feed_hash = COALESCE(rec.url_hash, f.podcast_hash) AND i.item_key = f.episode_guid)
           ORDER BY i.enclosure_hash = f.episode_hash DESC LIMIT 1) item ON true
-       LEFT JOIN feeds feed ON feed.url_hash = f.podcast_hash
+       LEFT JOIN feeds feed ON feed.url_hash = COALESCE(rec.url_hash, f.podcast_hash)
       WHERE f.user_id = $1 AND f.favourite
       ORDER BY f.at DESC, f.episode_hash LIMIT $2`,
     [userId, limit],

@@ -35,6 +35,19 @@ const queueOf = async (u: TestUser) => {
 const short = (urls: string[]) => urls.map((u) => Number(/(\d+)\.mp3$/.exec(u)![1]));
 
 describe('favourites', () => {
+  test("a favourite of a feed that moved is served by /api/2/favorites under the feed's URL now", async () => {
+    const u = await t.user();
+    const api = as(t, u);
+    const added = await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: podcast_url }] });
+    const guid = added.body.success[0].guid as string;
+    await api.post('/v1/episodes', [favourite(1, true, '2026-03-01T10:00:00Z')]).expect(200);
+    const moved = 'https://moved.example/feed';
+    expect((await api.patch(`/v1/subscriptions/${guid}`, { new_feed_url: moved })).status).toBe(200);
+    const served = (await api.get(`/api/2/favorites/${u.name}.json`)).body as { url: string; podcast_url: string }[];
+    // The podcast as the apps now have it (their next sync moves them to it), so that they can match it.
+    expect(served.map((f) => [f.url, f.podcast_url])).toEqual([[ep(1).enclosure_url, moved]]);
+  });
+
   test('set on /v1/episodes: served there and by /api/2/favorites with its time; an older write loses to a newer clear', async () => {
     const u = await t.user();
     const api = as(t, u);
