@@ -132,6 +132,31 @@ describe('duplicates', () => {
     const plays = await as(t, u).get(`/api/2/episodes/${u.name}.json?podcast=${encodeURIComponent(urls.a)}`);
     expect(plays.body.actions.map((a: { position: number }) => a.position)).toEqual([42]);
   });
+
+  test("a favourite and an Up next entry of a merged-away feed name the kept record's guid", async () => {
+    const u = await t.user();
+    const urls = { a: 'https://fav.example/a.xml', b: 'https://cdn.fav.example/a.xml' };
+    // The app chose the merged-away record's guid: the one computed from its URL names no record.
+    const chosen = randomUUID();
+    await as(t, u).post('/v1/subscriptions', {
+      subscriptions: [{ feed_url: urls.a }, { feed_url: urls.b, guid: chosen }],
+    });
+    const episode = { podcast_url: urls.b, enclosure_url: 'https://cdn.fav.example/1.mp3' };
+    const starred = await as(t, u).post('/v1/episodes', [
+      { ...episode, favorite_status: { value: true, timestamp: '2026-11-22T10:00:00Z' } },
+    ]);
+    expect(starred.body.failure).toEqual([]);
+    expect((await as(t, u).post('/v1/queue/items', episode)).status).toBe(201);
+
+    const guidA = await guidOf(u, urls.a);
+    const merged = await keepThisOne(await signedInAgent(t.app, u.name, u.password), guidA, chosen);
+    expect(merged.status).toBe(200);
+
+    const episodes = (await as(t, u).get('/v1/episodes')).body.episodes as { podcast_guid: string }[];
+    expect(episodes.map((e) => e.podcast_guid)).toEqual([guidA]);
+    const queue = (await as(t, u).get('/v1/queue')).body.items as { podcast_guid: string }[];
+    expect(queue.map((q) => q.podcast_guid)).toEqual([guidA]);
+  });
 });
 
 describe('start over', () => {
