@@ -197,7 +197,7 @@ export async function stateRows(db: Queryable, userId: number, hashes: string[])
                    SELECT f.episode_hash, 'favourite', f.at, f.changed, NULL, NULL, NULL, f.favourite, f.podcast_url,
                           f.podcast_hash, f.enclosure_url, f.episode_guid, s.guid::text
                      FROM episode_favourites f
-                     LEFT JOIN subscriptions s ON s.user_id = f.user_id AND s.url_hash = f.podcast_hash
+                     LEFT JOIN subscriptions s ON s.user_id = f.user_id AND s.id = ${RECORD_OF_PODCAST('f.podcast_hash')}
                            AND s.deleted IS NULL
                     WHERE f.user_id = $1 AND f.episode_hash = ANY($2::uuid[])) e
              ${ITEM_OF_EPISODE}`,

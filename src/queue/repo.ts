@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { ITEM_OF_EPISODE_SQL, PLAYED_SQL } from '../episodes/service';
+import { ITEM_OF_EPISODE_SQL, PLAYED_SQL, RECORD_OF_PODCAST } from '../episodes/service';
 
 // Up next's SQL (tables queue_items and queue_versions: this file is their one writer). Positions are
 // 0..n-1 in order; every change runs in a transaction that holds the user's lock (src/queue/service.ts).
@@ -28,14 +28,15 @@ export type ItemRow = {
   artwork_url: string | null;
 };
 
-/** The list in order, each item with its subscription's guid and what its feed lists for it. */
+/** The list in order, each item with its subscription's guid (by any URL the record has had) and what its feed lists for it. */
 export async function items(db: Queryable, userId: number): Promise<ItemRow[]> {
   const r = await db.query<ItemRow>(
     `SELECT q.id::text AS id, q.position, q.episode_hash::text AS sync_id, q.podcast_url, q.enclosure_url,
             q.episode_guid, q.added, s.guid::text AS podcast_guid, item.id::text AS item_id, item.title,
             feed.title AS podcast_title, COALESCE(item.artwork_url, feed.artwork_url) AS artwork_url
        FROM queue_items q
-       LEFT JOIN subscriptions s ON s.user_id = q.user_id AND s.url_hash = q.podcast_hash AND s.deleted IS NULL
+       LEFT JOIN subscriptions s ON s.user_id = q.user_id AND s.id = ${RECORD_OF_PODCAST('q.podcast_hash')}
+             AND s.deleted IS NULL
        LEFT JOIN LATERAL (
          SELECT i.id, i.title, i.artwork_url FROM feed_items i
           WHERE i.enclosure_hash = q.episode_hash OR (i.feed_hash = q.podcast_hash AND i.item_key = q.episode_guid)

@@ -100,7 +100,8 @@ export async function findDuplicates(db: Queryable, userId: number): Promise<Dup
  * Merges records into the one to keep, in one change: their URLs and guids join its history (so any app
  * that still sends them reaches it), their episode actions and deletion requests follow it, and each
  * merged-away URL is recorded as a move of the kept record, so that apps syncing by URL are told once to
- * remove it. The kept record is subscribed if any of them was.
+ * remove it. The kept record is subscribed if any of them was. Refused while one of them has a deletion
+ * request waiting for its job (it would run on the kept record).
  */
 export async function mergeRecords(db: Db, userId: number, keepGuid: string, mergeGuids: string[]): Promise<void> {
   await withTransaction(db, async (tx) => {
@@ -118,6 +119,10 @@ export async function mergeRecords(db: Db, userId: number, keepGuid: string, mer
       if (row.id !== keep.id && !others.some((o) => o.id === row.id)) others.push(row);
     }
     if (others.length === 0) throw new InvalidInput('Choose at least one other record to merge into this one.');
+    // A deletion request follows a merged record: waiting for its job, it would delete the kept one.
+    if (await repo.deletionPending(tx, userId, [keep.id, ...others.map((o) => o.id)])) {
+      throw new InvalidInput('A record of this group is being deleted (an app asked): try again in a minute.');
+    }
     let stamp = await takeChangeStamp(tx, userId);
     for (const [i, gone] of others.entries()) {
       // One move per record and stamp: each merged-away URL gets a stamp of its own (1 ms apart).

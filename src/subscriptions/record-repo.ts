@@ -115,6 +115,15 @@ export async function mergeInto(
   await addOtherUrl(tx, userId, into, from.url_hash, from.feed_url);
 }
 
+/** Whether one of these records has a deletion request that its job has not run yet. */
+export async function deletionPending(db: Queryable, userId: number, ids: number[]): Promise<boolean> {
+  const r = await db.query(
+    `SELECT 1 FROM deletions WHERE user_id = $1 AND subscription_id = ANY ($2::bigint[]) AND status = 'PENDING' LIMIT 1`,
+    [userId, arrayLiteral(ids)],
+  );
+  return r.rows.length > 0;
+}
+
 /** The ids of the user's subscribed records that have one of these URL keys (first or other URL). */
 export async function subscribedWithUrls(tx: Queryable, userId: number, hashes: string[]): Promise<number[]> {
   const r = await tx.query<{ id: number }>(

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import pino from 'pino';
 import request from 'supertest';
+import { performDeletion } from '../../src/deletions/service';
 import * as transfer from '../../src/transfer/service';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
@@ -15,6 +17,16 @@ afterAll(() => t.close());
 
 const gpodderPull = (u: TestUser, since: number) =>
   request(t.app).get(`/api/2/subscriptions/${u.name}/phone.json?since=${since}`).set('Authorization', u.basic);
+
+/** The guid of the user's record with this feed URL. */
+const guidOf = async (u: TestUser, url: string) =>
+  ((await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string; guid: string }[]).find(
+    (s) => s.feed_url === url,
+  )!.guid;
+
+/** "Keep this one" on the duplicates page. */
+const keepThisOne = (web: Awaited<ReturnType<typeof signedInAgent>>, keep: string, merge: string) =>
+  web.agent.post('/web/duplicates/merge').type('form').send({ _csrf: web.csrf, keep, merge });
 
 describe('duplicates', () => {
   test('found by podcast guid, by a move and by title on one host; merged into the kept record', async () => {
@@ -44,14 +56,10 @@ describe('duplicates', () => {
         timestamp: '2026-11-22T10:00:00',
       },
     ]);
-    const guidOf = async (url: string) =>
-      ((await as(t, u).get('/v1/subscriptions')).body.subscriptions as { feed_url: string; guid: string }[]).find(
-        (s) => s.feed_url === url,
-      )!.guid;
-    const [guidA, guidB] = [await guidOf(urls.a), await guidOf(urls.b)];
+    const [guidA, guidB] = [await guidOf(u, urls.a), await guidOf(u, urls.b)];
 
-    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
-    const page = await agent.get('/web/duplicates');
+    const web = await signedInAgent(t.app, u.name, u.password);
+    const page = await web.agent.get('/web/duplicates');
     expect(page.status).toBe(200);
     expect(page.text).toContain('Why: both feeds declare podcast guid 917393e3-1b1e-5cef-ace4-edaa54e1f810.');
     expect(page.text).toContain(`Why: the feed at ${urls.c} says it moved to ${urls.d}.`);
@@ -60,10 +68,7 @@ describe('duplicates', () => {
 
     const mark = (await gpodderPull(u, 0)).body.timestamp as number;
     await new Promise((r) => setTimeout(r, 1100));
-    const merged = await agent
-      .post('/web/duplicates/merge')
-      .type('form')
-      .send({ _csrf: csrf, keep: guidA, merge: guidB });
+    const merged = await keepThisOne(web, guidA, guidB);
     expect(merged.status).toBe(200);
     expect(merged.text).toContain('Merged 1 into one record.');
     expect(merged.text).not.toContain('Why: both feeds declare podcast guid');
@@ -97,16 +102,60 @@ describe('duplicates', () => {
     await as(t, v).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://theirs.example/1.xml' }] });
     const mine = (await as(t, u).get('/v1/subscriptions')).body.subscriptions[0].guid as string;
     const theirs = (await as(t, v).get('/v1/subscriptions')).body.subscriptions[0].guid as string;
-    const { agent, csrf } = await signedInAgent(t.app, u.name, u.password);
-    const other = await agent
-      .post('/web/duplicates/merge')
-      .type('form')
-      .send({ _csrf: csrf, keep: mine, merge: theirs });
-    expect(other.status).toBe(404);
-    const self = await agent.post('/web/duplicates/merge').type('form').send({ _csrf: csrf, keep: mine, merge: mine });
+    const web = await signedInAgent(t.app, u.name, u.password);
+    expect((await keepThisOne(web, mine, theirs)).status).toBe(404);
+    const self = await keepThisOne(web, mine, mine);
     expect(self.status).toBe(400);
     expect(self.text).toContain('Choose at least one other record');
     expect((await as(t, v).get('/v1/subscriptions')).body.total).toBe(1);
+  });
+
+  test('a record an app asked to delete is not merged: the deletion would take the kept record with it', async () => {
+    const u = await t.user();
+    const urls = { a: 'https://pending.example/a.xml', b: 'https://cdn.pending.example/a.xml' };
+    await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: urls.a }, { feed_url: urls.b }] });
+    await as(t, u).post(`/api/2/episodes/${u.name}.json`, [
+      { podcast: urls.a, episode: 'https://pending.example/1.mp3', action: 'play', position: 42 },
+    ]);
+    const [guidA, guidB] = [await guidOf(u, urls.a), await guidOf(u, urls.b)];
+    const deletion = await as(t, u).del(`/v1/subscriptions/${guidB}`);
+    expect(deletion.status).toBe(202);
+
+    const merged = await keepThisOne(await signedInAgent(t.app, u.name, u.password), guidA, guidB);
+    expect(merged.status).toBe(400);
+    expect(merged.text).toContain('is being deleted');
+    await performDeletion(t.db, pino({ level: 'silent' }), deletion.body.deletion_id);
+
+    // The deletion took the record it was asked for; the one to keep stays, with its plays.
+    expect((await as(t, u).get(`/v1/subscriptions/${guidB}`)).status).toBe(410);
+    expect((await as(t, u).get(`/v1/subscriptions/${guidA}`)).body).toMatchObject({ feed_url: urls.a });
+    const plays = await as(t, u).get(`/api/2/episodes/${u.name}.json?podcast=${encodeURIComponent(urls.a)}`);
+    expect(plays.body.actions.map((a: { position: number }) => a.position)).toEqual([42]);
+  });
+
+  test("a favourite and an Up next entry of a merged-away feed name the kept record's guid", async () => {
+    const u = await t.user();
+    const urls = { a: 'https://fav.example/a.xml', b: 'https://cdn.fav.example/a.xml' };
+    // The app chose the merged-away record's guid: the one computed from its URL names no record.
+    const chosen = randomUUID();
+    await as(t, u).post('/v1/subscriptions', {
+      subscriptions: [{ feed_url: urls.a }, { feed_url: urls.b, guid: chosen }],
+    });
+    const episode = { podcast_url: urls.b, enclosure_url: 'https://cdn.fav.example/1.mp3' };
+    const starred = await as(t, u).post('/v1/episodes', [
+      { ...episode, favorite_status: { value: true, timestamp: '2026-11-22T10:00:00Z' } },
+    ]);
+    expect(starred.body.failure).toEqual([]);
+    expect((await as(t, u).post('/v1/queue/items', episode)).status).toBe(201);
+
+    const guidA = await guidOf(u, urls.a);
+    const merged = await keepThisOne(await signedInAgent(t.app, u.name, u.password), guidA, chosen);
+    expect(merged.status).toBe(200);
+
+    const episodes = (await as(t, u).get('/v1/episodes')).body.episodes as { podcast_guid: string }[];
+    expect(episodes.map((e) => e.podcast_guid)).toEqual([guidA]);
+    const queue = (await as(t, u).get('/v1/queue')).body.items as { podcast_guid: string }[];
+    expect(queue.map((q) => q.podcast_guid)).toEqual([guidA]);
   });
 });
 
