@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { root } from '../helpers/tools';
 
 const load = (env: Record<string, string>) => loadConfig(env, { dotenvFile: false });
 
@@ -126,5 +129,64 @@ describe('configuration', () => {
       PUBLIC_URL: 'https://s.example',
     });
     expect(c).toMatchObject({ oidcIssuer: 'https://id.example/realms/home', oidcClientId: 'castsync' });
+  });
+});
+
+describe('the settings as documented', () => {
+  const defaults: Record<string, unknown> = load({});
+  /** dbPoolMax -> DB_POOL_MAX: every variable the code reads, unset ones too, is a key of the settings. */
+  const variable = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+  const keyOf = new Map(Object.keys(defaults).map((k) => [variable(k), k]));
+  /** The setting that NAME=value makes. */
+  const setting = (name: string, value: string) =>
+    (load({ [name]: value }) as Record<string, unknown>)[keyOf.get(name)!];
+  const read = (f: string) => readFileSync(path.join(root, f), 'utf8');
+
+  // docs/configuration.md's tables: | `NAME` | default | example | meaning |
+  const rows = [...read('docs/configuration.md').matchAll(/^\| `([A-Z_]+)` +\| ([^|]*?) +\|[^|]*\|([^|]*)\|$/gm)].map(
+    ([, name, cell, meaning]) => ({ name: name!, cell: cell!, meaning: meaning! }),
+  );
+
+  test('docs/configuration.md lists every variable the code reads, once, and no other', () => {
+    expect(rows.map((r) => r.name).sort()).toEqual([...keyOf.keys()].sort());
+  });
+
+  test.each(rows.map((r) => [r.name, r.cell] as const))(
+    "docs/configuration.md's default of %s is the code's (%s)",
+    (name, cell) => {
+      const key = keyOf.get(name)!;
+      const value = /^`([^`]*)`$/.exec(cell)?.[1];
+      if (value !== undefined) expect(setting(name, value)).toEqual(defaults[key]);
+      // unset, or made of other settings (OIDC_REDIRECT_URL): nothing of its own.
+      else expect([undefined, []]).toContainEqual(defaults[key]);
+    },
+  );
+
+  test.each(
+    rows.flatMap((r) => {
+      const m = /\((\d+) to (\d+)\)/.exec(r.meaning);
+      return m ? [[r.name, Number(m[1]), Number(m[2])] as const] : [];
+    }),
+  )('%s takes %d to %d, as docs/configuration.md says', (name, min, max) => {
+    for (const ok of [min, max]) expect(() => load({ [name]: String(ok) })).not.toThrow();
+    for (const out of [min - 1, max + 1]) expect(() => load({ [name]: String(out) })).toThrow(ConfigError);
+  });
+
+  test('.env.example names every variable the code reads and no other; a value it sets is the default', () => {
+    const lines = [...read('.env.example').matchAll(/^(# ?)?([A-Z][A-Z0-9_]*)=(.*)$/gm)];
+    expect([...new Set(lines.map((m) => m[2]!))].sort()).toEqual([...keyOf.keys()].sort());
+    for (const [, comment, name, value] of lines) {
+      if (comment !== undefined) continue;
+      expect({ name, value: setting(name!, value!) }).toEqual({ name, value: defaults[keyOf.get(name!)!] });
+    }
+  });
+
+  test("the README's table names only variables the code reads", () => {
+    const table = read('README.md').split('## Configure it')[1]!.split('\n## ')[0]!;
+    const named = [...table.matchAll(/^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) +\|/gm)].flatMap((m) =>
+      [...m[1]!.matchAll(/`([A-Z_]+)`/g)].map((n) => n[1]!),
+    );
+    expect(named.length).toBeGreaterThan(5);
+    expect(named.filter((n) => !keyOf.has(n))).toEqual([]);
   });
 });
