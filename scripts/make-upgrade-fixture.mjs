@@ -1,5 +1,5 @@
 // Makes test/fixtures/upgrade/<release>.backup and <release>.json: a database as an earlier release left
-// it, for the upgrade test (test/integration/upgrade.test.ts, docs/releasing.md).
+// it, for the upgrade test (test/process/upgrade.test.ts, docs/releasing.md).
 //
 //   git worktree add /tmp/castsync-0.1.0 <the release's commit> && (cd /tmp/castsync-0.1.0 && npm ci && npm run build)
 //   npm run build && node scripts/make-upgrade-fixture.mjs /tmp/castsync-0.1.0 0.1.0
