@@ -9,16 +9,23 @@ import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { parseBody } from './validate';
 import { loginBody, logoutBody, refreshBody, sessionResponse, type SessionOut } from './auth-schemas';
 
-/** Every route behind this has an authenticated user, by HTTP Basic or a bearer token. */
+/**
+ * Every route behind this has an authenticated user, by HTTP Basic or a bearer token. A request that
+ * carries neither is refused without counting as a failure: it guessed nothing, and counted it would
+ * block every bearer token of its address (a browser or a probe asking without credentials).
+ */
 export function requireUser(ctx: ApiContext, limiter: FailureLimiter): RequestHandler {
   return async (req, _res, next) => {
     const header = req.headers.authorization;
     const basic = basicCredentials(header);
-    req.userId = await limiter.attempt(clientKey(req, basic ? basic.username : '(token)'), async () => {
-      if (basic) return auth.authenticateBasic(ctx, basic.username, basic.password);
-      const token = bearerToken(header);
-      return token === undefined ? undefined : auth.authenticateBearer(ctx, token);
-    });
+    const token = bearerToken(header);
+    const verify = basic
+      ? () => auth.authenticateBasic(ctx, basic.username, basic.password)
+      : token === undefined
+        ? undefined
+        : () => auth.authenticateBearer(ctx, token);
+    if (verify === undefined) throw new Unauthorized();
+    req.userId = await limiter.attempt(clientKey(req, basic ? basic.username : '(token)'), verify);
     next();
   };
 }

@@ -274,6 +274,20 @@ describe('rate limits', () => {
     for (let i = 0; i < 10; i++) expect((await as(limited, busy).get('/v1/subscriptions')).status).toBe(200);
   });
 
+  test('requests without credentials do not count: 401 with the challenge, and the bearer tokens of the address still work', async () => {
+    const u = await limited.user('anonymous');
+    const { access_token } = (await limitedLogin(u.name, u.password)).body;
+    for (const header of [undefined, 'Digest abc']) {
+      for (let i = 0; i < 6; i++) {
+        const get = request(limited.app).get('/v1/subscriptions');
+        const r = header === undefined ? await get : await get.set('Authorization', header);
+        expectError(r, 401, 'User not authorized');
+        expect(r.headers['www-authenticate']).toBe(CHALLENGE);
+      }
+    }
+    expect((await as(limited, `Bearer ${access_token}`).get('/v1/subscriptions')).status).toBe(200);
+  });
+
   test("a login's session is issued once the limit let it through: one a burst of guesses blocked meanwhile has none", async () => {
     const u = await limited.user('burst');
     const logins = async () =>
