@@ -67,11 +67,13 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
   };
 
   // An app password as a bearer token, as Nextcloud accepts it (Music Assistant's Nextcloud mode sends it
-  // so): sent on every request, so no session is given.
+  // so): sent on every request, so no session is given. A refused one does not count toward the limits
+  // (src/opa/auth.ts says why).
   const bearerUser = async (req: Request): Promise<number> => {
     const token = bearerToken(req.headers.authorization);
-    if (token === undefined) throw new Unauthorized();
-    return limiter.attempt(clientKey(req, '(token)'), () => auth.authenticateBearer(ctx, token));
+    const userId = token === undefined ? undefined : await auth.authenticateBearer(ctx, token);
+    if (userId === undefined) throw new Unauthorized();
+    return userId;
   };
 
   const nameOf = async (userId: number): Promise<string | undefined> => {

@@ -10,22 +10,25 @@ import { parseBody } from './validate';
 import { loginBody, logoutBody, refreshBody, sessionResponse, type SessionOut } from './auth-schemas';
 
 /**
- * Every route behind this has an authenticated user, by HTTP Basic or a bearer token. A request that
- * carries neither is refused without counting as a failure: it guessed nothing, and counted it would
- * block every bearer token of its address (a browser or a probe asking without credentials).
+ * Every route behind this has an authenticated user, by HTTP Basic or a bearer token. Refused Basic
+ * credentials count toward the address's and username's limit; a refused bearer token does not: it is 256
+ * random bits, no guess worth counting (most often an access token that has just expired, the normal end
+ * of one), and counted under the address alone it would lock out every bearer client of the address. A
+ * request with neither is no guess either.
  */
 export function requireUser(ctx: ApiContext, limiter: FailureLimiter): RequestHandler {
   return async (req, _res, next) => {
     const header = req.headers.authorization;
     const basic = basicCredentials(header);
-    const token = bearerToken(header);
-    const verify = basic
-      ? () => auth.authenticateBasic(ctx, basic.username, basic.password)
-      : token === undefined
-        ? undefined
-        : () => auth.authenticateBearer(ctx, token);
-    if (verify === undefined) throw new Unauthorized();
-    req.userId = await limiter.attempt(clientKey(req, basic ? basic.username : '(token)'), verify);
+    if (basic) {
+      req.userId = await limiter.attempt(clientKey(req, basic.username), () =>
+        auth.authenticateBasic(ctx, basic.username, basic.password),
+      );
+    } else {
+      const token = bearerToken(header);
+      req.userId = token === undefined ? undefined : await auth.authenticateBearer(ctx, token);
+      if (req.userId === undefined) throw new Unauthorized();
+    }
     next();
   };
 }

@@ -288,6 +288,22 @@ describe('rate limits', () => {
     expect((await as(limited, `Bearer ${access_token}`).get('/v1/subscriptions')).status).toBe(200);
   });
 
+  test('refused bearer tokens do not count: expired access tokens do not lock out the bearer clients of their address', async () => {
+    const [u, v] = [await limited.user('expired'), await limited.user('fresh')];
+    const old = (await limitedLogin(u.name, u.password)).body.access_token;
+    await limited.db.query(
+      `UPDATE tokens SET expires_at = now() - interval '1 second' WHERE token_hash = sha256($1::bytea)`,
+      [Buffer.from(old)],
+    );
+    const fresh = `Bearer ${(await limitedLogin(v.name, v.password)).body.access_token}`;
+    for (let i = 0; i < 6; i++) {
+      expectError(await as(limited, `Bearer ${old}`).get('/v1/subscriptions'), 401, 'User not authorized');
+      expectError(await as(limited, `Bearer ${old}`).get(`/api/2/devices/${u.name}.json`), 401, 'User not authorized');
+    }
+    expect((await as(limited, fresh).get('/v1/subscriptions')).status).toBe(200);
+    expect((await as(limited, fresh).get(`/api/2/devices/${v.name}.json`)).status).toBe(200);
+  });
+
   test("a login's session is issued once the limit let it through: one a burst of guesses blocked meanwhile has none", async () => {
     const u = await limited.user('burst');
     const logins = async () =>
