@@ -67,33 +67,39 @@ export function gpodderAuth(ctx: ApiContext, limiter: FailureLimiter): RequestHa
   };
 
   // An app password as a bearer token, as Nextcloud accepts it (Music Assistant's Nextcloud mode sends it
-  // so): sent on every request, so no session is given.
+  // so): sent on every request, so no session is given. A refused one does not count toward the limits
+  // (src/opa/auth.ts says why).
   const bearerUser = async (req: Request): Promise<number> => {
     const token = bearerToken(req.headers.authorization);
-    if (token === undefined) throw new Unauthorized();
-    return limiter.attempt(clientKey(req, '(token)'), () => auth.authenticateBearer(ctx, token));
+    const userId = token === undefined ? undefined : await auth.authenticateBearer(ctx, token);
+    if (userId === undefined) throw new Unauthorized();
+    return userId;
   };
 
-  const isNamed = async (userId: number, name: string): Promise<boolean> => {
+  const nameOf = async (userId: number): Promise<string | undefined> => {
     let username = usernames.get(userId);
     if (username === undefined) {
       username = await auth.usernameOf(ctx.db, userId);
       if (username !== undefined) usernames.set(userId, username);
     }
-    return username?.toLowerCase() === name.toLowerCase();
+    return username;
   };
+  /** `{user}` in a path names the user in any case. */
+  const isNamed = async (userId: number, name: string): Promise<boolean> =>
+    (await nameOf(userId))?.toLowerCase() === name.toLowerCase();
 
   /**
    * The user of the sessionid cookie, unless the request's Basic credentials name someone else: an app
    * signed in again as another user still sends the first one's cookie (its cookie jar lasts as long as
-   * the app runs), and the credentials it sends are the ones it means.
+   * the app runs), and the credentials it sends are the ones it means. Basic names its user exactly, as
+   * it signs in: `alice` and `Alice` may be two users.
    */
   const cookieUser = async (req: Request): Promise<number | undefined> => {
     const cookie = sessionCookie(req);
     const userId = cookie === undefined ? undefined : await auth.authenticateSession(ctx, cookie);
     if (userId === undefined) return undefined;
     const basic = basicCredentials(req.headers.authorization);
-    return basic === undefined || (await isNamed(userId, basic.username)) ? userId : undefined;
+    return basic === undefined || (await nameOf(userId)) === basic.username ? userId : undefined;
   };
 
   return async (req, res, next) => {

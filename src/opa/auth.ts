@@ -9,16 +9,26 @@ import { error, json, jsonBody, type Documenter } from '../http/openapi';
 import { parseBody } from './validate';
 import { loginBody, logoutBody, refreshBody, sessionResponse, type SessionOut } from './auth-schemas';
 
-/** Every route behind this has an authenticated user, by HTTP Basic or a bearer token. */
+/**
+ * Every route behind this has an authenticated user, by HTTP Basic or a bearer token. Refused Basic
+ * credentials count toward the address's and username's limit; a refused bearer token does not: it is 256
+ * random bits, no guess worth counting (most often an access token that has just expired, the normal end
+ * of one), and counted under the address alone it would lock out every bearer client of the address. A
+ * request with neither is no guess either.
+ */
 export function requireUser(ctx: ApiContext, limiter: FailureLimiter): RequestHandler {
   return async (req, _res, next) => {
     const header = req.headers.authorization;
     const basic = basicCredentials(header);
-    req.userId = await limiter.attempt(clientKey(req, basic ? basic.username : '(token)'), async () => {
-      if (basic) return auth.authenticateBasic(ctx, basic.username, basic.password);
+    if (basic) {
+      req.userId = await limiter.attempt(clientKey(req, basic.username), () =>
+        auth.authenticateBasic(ctx, basic.username, basic.password),
+      );
+    } else {
       const token = bearerToken(header);
-      return token === undefined ? undefined : auth.authenticateBearer(ctx, token);
-    });
+      req.userId = token === undefined ? undefined : await auth.authenticateBearer(ctx, token);
+      if (req.userId === undefined) throw new Unauthorized();
+    }
     next();
   };
 }

@@ -274,6 +274,36 @@ describe('rate limits', () => {
     for (let i = 0; i < 10; i++) expect((await as(limited, busy).get('/v1/subscriptions')).status).toBe(200);
   });
 
+  test('requests without credentials do not count: 401 with the challenge, and the bearer tokens of the address still work', async () => {
+    const u = await limited.user('anonymous');
+    const { access_token } = (await limitedLogin(u.name, u.password)).body;
+    for (const header of [undefined, 'Digest abc']) {
+      for (let i = 0; i < 6; i++) {
+        const get = request(limited.app).get('/v1/subscriptions');
+        const r = header === undefined ? await get : await get.set('Authorization', header);
+        expectError(r, 401, 'User not authorized');
+        expect(r.headers['www-authenticate']).toBe(CHALLENGE);
+      }
+    }
+    expect((await as(limited, `Bearer ${access_token}`).get('/v1/subscriptions')).status).toBe(200);
+  });
+
+  test('refused bearer tokens do not count: expired access tokens do not lock out the bearer clients of their address', async () => {
+    const [u, v] = [await limited.user('expired'), await limited.user('fresh')];
+    const old = (await limitedLogin(u.name, u.password)).body.access_token;
+    await limited.db.query(
+      `UPDATE tokens SET expires_at = now() - interval '1 second' WHERE token_hash = sha256($1::bytea)`,
+      [Buffer.from(old)],
+    );
+    const fresh = `Bearer ${(await limitedLogin(v.name, v.password)).body.access_token}`;
+    for (let i = 0; i < 6; i++) {
+      expectError(await as(limited, `Bearer ${old}`).get('/v1/subscriptions'), 401, 'User not authorized');
+      expectError(await as(limited, `Bearer ${old}`).get(`/api/2/devices/${u.name}.json`), 401, 'User not authorized');
+    }
+    expect((await as(limited, fresh).get('/v1/subscriptions')).status).toBe(200);
+    expect((await as(limited, fresh).get(`/api/2/devices/${v.name}.json`)).status).toBe(200);
+  });
+
   test("a login's session is issued once the limit let it through: one a burst of guesses blocked meanwhile has none", async () => {
     const u = await limited.user('burst');
     const logins = async () =>

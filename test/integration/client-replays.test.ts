@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { approveLoginFlow } from '../../src/auth/service';
+import { addUser, approveLoginFlow } from '../../src/auth/service';
 import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // The call sequences today's apps send, with their headers, replayed through HTTP. A Nextcloud-mode app's
@@ -305,4 +305,22 @@ test('an app signed in again as someone else, its cookie jar still holding the f
     .set('Authorization', wrong)
     .set('Cookie', jar);
   expect(refused.status).toBe(401);
+});
+
+test('the same, the second user’s name differing from the first’s only in case', async () => {
+  const first = await t.user('Replay');
+  const second = { ...first, name: first.name.toLowerCase(), password: 'second-user-password' };
+  second.id = await addUser({ db: t.db }, second.name, second.password);
+  second.basic = 'Basic ' + Buffer.from(`${second.name}:${second.password}`).toString('base64');
+  await as(t, first).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://replay.example/upper.xml' }] });
+  await as(t, second).post('/v1/subscriptions', { subscriptions: [{ feed_url: 'https://replay.example/lower.xml' }] });
+  const before = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', first.basic);
+  const kasts = await request(t.app)
+    .get('/index.php/apps/gpoddersync/subscriptions?since=0')
+    .set('Authorization', second.basic)
+    .set('Cookie', `sessionid=${sessionCookieOf(before)}`);
+  expect(kasts.status).toBe(200);
+  expect(kasts.body.add).toEqual(['https://replay.example/lower.xml']);
 });
