@@ -257,6 +257,19 @@ export function cliWatched(args: string[], env: Record<string, string>) {
 export const basicAuth = (user: string, password: string) =>
   'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
 
+/**
+ * The status fn() settles on within 5 s: a change another process announces with NOTIFY (the CLI's, another
+ * instance's) takes a moment to reach a server. Returns as soon as fn() gives `want`.
+ */
+export async function settles(fn: () => Promise<number>, want: number): Promise<number> {
+  let status = await fn();
+  for (let i = 0; i < 100 && status !== want; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    status = await fn();
+  }
+  return status;
+}
+
 export async function call(origin: string, method: string, path: string, authorization?: string, body?: unknown) {
   const r = await fetch(origin + path, {
     method,

@@ -7,6 +7,7 @@ import {
   call,
   cli,
   deletionOutcome,
+  settles,
   startServer,
   stopServer,
   type ServerProcess,
@@ -88,10 +89,14 @@ describe('embedded PostgreSQL and the CLI', () => {
     const token = created.stdout.trim();
     const id = /Token (\d+)/.exec(created.stderr)?.[1];
     expect((await call(s.origin, 'GET', '/v1/subscriptions', `Bearer ${token}`)).status).toBe(200);
+    // The CLI's change reaches the server by NOTIFY, a moment after the command ends.
     expect(cli(['token', 'revoke', id!], env).status).toBe(0);
-    expect((await call(s.origin, 'GET', '/v1/subscriptions', `Bearer ${token}`)).status).toBe(401);
+    const withToken = async () => (await call(s.origin, 'GET', '/v1/subscriptions', `Bearer ${token}`)).status;
+    expect(await settles(withToken, 401)).toBe(401);
     expect(cli(['user', 'passwd', 'bob', '--password-stdin'], env, 'bob-new-password\n').status).toBe(0);
-    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-password'))).status).toBe(401);
+    const withOldPassword = async () =>
+      (await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-password'))).status;
+    expect(await settles(withOldPassword, 401)).toBe(401);
     expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(200);
     // Without a terminal to confirm on, a removal needs --yes, and without it removes nothing.
     expect(cli(['user', 'remove', 'bob'], env)).toMatchObject({
@@ -100,7 +105,9 @@ describe('embedded PostgreSQL and the CLI', () => {
     });
     expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(200);
     expect(cli(['user', 'remove', 'bob', '--yes'], env).status).toBe(0);
-    expect((await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status).toBe(401);
+    const withNewPassword = async () =>
+      (await call(s.origin, 'GET', '/v1/subscriptions', basicAuth('bob', 'bob-new-password'))).status;
+    expect(await settles(withNewPassword, 401)).toBe(401);
     expect(cli(['migrate'], env)).toMatchObject({ status: 0, stdout: 'Database schema is up to date\n' });
   });
 

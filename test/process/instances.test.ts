@@ -1,5 +1,14 @@
 import { freshDatabase } from '../helpers/db';
-import { basicAuth, call, cli, deletionOutcome, startServer, stopServer, type ServerProcess } from '../helpers/process';
+import {
+  basicAuth,
+  call,
+  cli,
+  deletionOutcome,
+  settles,
+  startServer,
+  stopServer,
+  type ServerProcess,
+} from '../helpers/process';
 
 // Two app processes behind one load balancer, on one database: no state in a process may matter.
 let database: Awaited<ReturnType<typeof freshDatabase>>;
@@ -122,16 +131,6 @@ const webStatus = async (origin: string, cookie: string) =>
   (await fetch(`${origin}/web/account`, { headers: { cookie }, redirect: 'manual' })).status;
 const gpodderStatus = async (origin: string, sessionid: string) =>
   (await fetch(`${origin}/api/2/devices/jude.json`, { headers: { cookie: `sessionid=${sessionid}` } })).status;
-
-/** The status fn() settles on within a second (a NOTIFY takes a moment to reach the other instance). */
-async function settles(fn: () => Promise<number>, want: number): Promise<number> {
-  let status = await fn();
-  for (let i = 0; i < 20 && status !== want; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    status = await fn();
-  }
-  return status;
-}
 
 test("an administrator's password reset (CLI or web page) ends the user's sessions on both instances", async () => {
   const env = { DATABASE_URL: database.url };
