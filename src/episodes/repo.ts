@@ -46,14 +46,15 @@ export const ACTION_JSON = (x: string) => `'{"podcast":' || to_json(${x}.podcast
      || '}'`;
 
 /**
- * SQL: the id of the user's ($1) subscription record whose URL, current or earlier, has the key `hash` (an
+ * SQL: the id of the user's (`user`, else $1) subscription record whose URL, current or earlier, has the key `hash` (an
  * action's podcast is that record, under whatever URL of it the app named); null when none has.
  */
 export const RECORD_OF_PODCAST = (
   hash: string,
-) => `(SELECT s.id FROM subscriptions s WHERE s.user_id = $1 AND s.url_hash = ${hash}
+  user = '$1',
+) => `(SELECT s.id FROM subscriptions s WHERE s.user_id = ${user} AND s.url_hash = ${hash}
                  UNION ALL
-                 SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = $1 AND x.url_hash = ${hash}
+                 SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = ${user} AND x.url_hash = ${hash}
                  LIMIT 1)`;
 
 /** The fields of a batch, in the order of the statement's arrays ($2 to $12). */

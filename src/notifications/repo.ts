@@ -1,5 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
+import { RECORD_OF_PODCAST } from '../episodes/service';
 
 // The notifications room's tables (migrations/1763800000070_episode-notifications.sql): each person's
 // settings and muted feeds, the new-episode events a fetch noted, and their deliveries. It reads the feeds'
@@ -24,10 +25,34 @@ export async function saveSettings(db: Queryable, userId: number, s: SettingsRow
   );
 }
 
-/** The keys of the feeds the person turned notifications off for. */
+/**
+ * SQL: the keys of every URL, current or earlier, of the person's (`user`) record of the feed with key
+ * `feed` (a feed that moved, records merged into the one kept): none when they have no record of it.
+ */
+const URLS_OF_RECORD = (user: string, feed: string) => `(
+  SELECT r.url_hash FROM subscriptions r WHERE r.user_id = ${user} AND r.id = ${RECORD_OF_PODCAST(feed, user)}
+  UNION ALL
+  SELECT x.url_hash FROM subscription_urls x
+   WHERE x.user_id = ${user} AND x.subscription_id = ${RECORD_OF_PODCAST(feed, user)})`;
+
+/**
+ * SQL: whether the person (`user`) turned notifications off for the feed with key `feed`: under that key,
+ * or under any URL of their record of it, so that a feed turned off stays off when it moves.
+ */
+const MUTED = (user: string, feed: string) => `EXISTS (
+  SELECT 1 FROM notification_mutes m
+   WHERE m.user_id = ${user} AND (m.feed_hash = ${feed} OR m.feed_hash IN ${URLS_OF_RECORD(user, feed)}))`;
+
+/**
+ * The keys of the feeds the person turned notifications off for: each as turned off, and every URL of their
+ * record of it (where the feed is now, when it moved).
+ */
 export async function mutedFeeds(db: Queryable, userId: number): Promise<string[]> {
   const r = await db.query<{ feed_hash: string }>(
-    "SELECT replace(feed_hash::text, '-', '') AS feed_hash FROM notification_mutes WHERE user_id = $1",
+    `SELECT DISTINCT replace(h.url_hash::text, '-', '') AS feed_hash
+       FROM notification_mutes m
+       CROSS JOIN LATERAL (SELECT m.feed_hash AS url_hash UNION ALL SELECT * FROM ${URLS_OF_RECORD('$1', 'm.feed_hash')}) h
+      WHERE m.user_id = $1`,
     [userId],
   );
   return r.rows.map((row) => row.feed_hash);
@@ -40,8 +65,13 @@ export async function mute(db: Queryable, userId: number, feedHash: string): Pro
   ]);
 }
 
+/** Turns the feed on again: under its key, and under every URL of the person's record of it. */
 export async function unmute(db: Queryable, userId: number, feedHash: string): Promise<void> {
-  await db.query('DELETE FROM notification_mutes WHERE user_id = $1 AND feed_hash = $2', [userId, feedHash]);
+  await db.query(
+    `DELETE FROM notification_mutes
+      WHERE user_id = $1 AND (feed_hash = $2 OR feed_hash IN ${URLS_OF_RECORD('$1', '$2::uuid')})`,
+    [userId, feedHash],
+  );
 }
 
 /** A fetch's new items, as columns. */
@@ -78,7 +108,7 @@ export async function noteEvents(
          LEFT JOIN notification_settings n ON n.user_id = s.user_id
         WHERE coalesce(n.enabled, true) AND coalesce(i.published_at, now()) >= date_trunc('second', s.since)
           AND coalesce(i.published_at, now()) >= now() - make_interval(days => $9)
-          AND NOT EXISTS (SELECT 1 FROM notification_mutes m WHERE m.user_id = s.user_id AND m.feed_hash = $1)
+          AND NOT ${MUTED('s.user_id', '$1')}
           AND (n.hook_url IS NOT NULL OR EXISTS (SELECT 1 FROM push_subscriptions p WHERE p.user_id = s.user_id))),
      noted AS (
        INSERT INTO notification_events (user_id, batch, feed_hash, item_key, item_id, title, enclosure_url, published_at)
@@ -184,7 +214,7 @@ export async function batchEvents(db: Queryable, userId: number, batch: string):
        FROM notification_events e JOIN feeds f ON f.url_hash = e.feed_hash
        LEFT JOIN feed_items i ON i.id = e.item_id
       WHERE e.user_id = $1 AND e.batch = $2
-        AND NOT EXISTS (SELECT 1 FROM notification_mutes m WHERE m.user_id = e.user_id AND m.feed_hash = e.feed_hash)
+        AND NOT ${MUTED('e.user_id', 'e.feed_hash')}
       ORDER BY i.published_at DESC NULLS LAST, e.id`,
     [userId, batch],
   );

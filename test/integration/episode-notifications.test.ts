@@ -6,6 +6,7 @@ import type { JobHelpers } from 'graphile-worker';
 import pino from 'pino';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import * as notifications from '../../src/notifications/service';
+import { mergeRecords } from '../../src/subscriptions/service';
 import { InvalidInput } from '../../src/errors';
 import { as, sleep, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer } from '../helpers/feed-server';
@@ -254,6 +255,50 @@ test(
     await fetchAll();
     expect(await deliver()).toBe(1);
     expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode m3']]);
+  }),
+);
+
+test(
+  'a feed turned off stays off when it moves to another URL, and is shown off there; turned on, it sends',
+  withHook(async (hook) => {
+    const { u, guid } = await subscribed('mute-moves', [item('mm0', 3600)], hook.url);
+    await notifications.setFeedNotifications(t.db, u.id, guid, false);
+    const moved = server.url('/feeds/mute-moved');
+    feeds.set('mute-moved', [...feeds.get('mute-moves')!]);
+    expect((await as(t, u).patch(`/v1/subscriptions/${guid}`, { new_feed_url: moved })).status).toBe(200);
+    await fetchAll(); // the new URL's first fetch: nothing
+    feeds.get('mute-moved')!.push(item('mm1'));
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    expect(hook.got).toHaveLength(0);
+    expect(await notifications.feedsOff(t.db, u.id, [moved])).toEqual(new Set([moved]));
+    await notifications.setFeedNotifications(t.db, u.id, guid, true);
+    expect(await notifications.feedsOff(t.db, u.id, [moved])).toEqual(new Set());
+    feeds.get('mute-moved')!.push(item('mm2'));
+    await fetchAll();
+    expect(await deliver()).toBe(1);
+    expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode mm2']]);
+  }),
+);
+
+test(
+  'records merged into the one kept are off if any of them was',
+  withHook(async (hook) => {
+    const { u, guid: kept } = await subscribed('merge-kept', [item('mk0', 3600)], hook.url);
+    feeds.set('merge-gone', [item('mg0', 3600)]);
+    const gone = (
+      await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feeds/merge-gone') }] })
+    ).body.success[0].guid as string;
+    await fetchAll();
+    await notifications.setFeedNotifications(t.db, u.id, gone, false);
+    await mergeRecords(t.db, u.id, kept, [gone]);
+    feeds.get('merge-kept')!.push(item('mk1'));
+    await fetchAll();
+    expect(await deliver()).toBe(0);
+    expect(hook.got).toHaveLength(0);
+    expect(await notifications.feedsOff(t.db, u.id, [server.url('/feeds/merge-kept')])).toEqual(
+      new Set([server.url('/feeds/merge-kept')]),
+    );
   }),
 );
 
