@@ -1,12 +1,18 @@
 import type { Queryable } from '../db/pool';
+import { URLS_OF_RECORD } from './repo';
 
 // The web player's settings: speeds per podcast, and the person's skip lengths and own speed (tables
 // podcast_speeds and player_settings: this file is their one writer).
 
-/** The speed the user chose for the podcast (by its feed's URL hash), if any. */
+/**
+ * The speed the user chose for the podcast (by its feed's URL hash), if any: under that key, else under
+ * another URL of their record of it (chosen before the feed moved, or for a record merged into it).
+ */
 export async function speedOf(db: Queryable, userId: number, podcastHash: string): Promise<number | undefined> {
   const r = await db.query<{ speed: number }>(
-    'SELECT speed FROM podcast_speeds WHERE user_id = $1 AND podcast_hash = $2',
+    `SELECT speed FROM podcast_speeds
+      WHERE user_id = $1 AND (podcast_hash = $2 OR podcast_hash IN ${URLS_OF_RECORD('$2::uuid')})
+      ORDER BY podcast_hash = $2 DESC LIMIT 1`,
     [userId, podcastHash],
   );
   return r.rows[0]?.speed;
@@ -23,12 +29,18 @@ export async function setSpeed(
   speed: number,
   personal = 1,
 ): Promise<void> {
+  // One statement each: what was chosen under another URL of the record gives way to this choice.
+  const ofRecord = `podcast_hash IN ${URLS_OF_RECORD('$2::uuid')}`;
   if (speed === personal) {
-    await db.query('DELETE FROM podcast_speeds WHERE user_id = $1 AND podcast_hash = $2', [userId, podcastHash]);
+    await db.query(`DELETE FROM podcast_speeds WHERE user_id = $1 AND (podcast_hash = $2 OR ${ofRecord})`, [
+      userId,
+      podcastHash,
+    ]);
     return;
   }
   await db.query(
-    `INSERT INTO podcast_speeds (user_id, podcast_hash, speed) VALUES ($1, $2, $3)
+    `WITH others AS (DELETE FROM podcast_speeds WHERE user_id = $1 AND podcast_hash <> $2 AND ${ofRecord})
+     INSERT INTO podcast_speeds (user_id, podcast_hash, speed) VALUES ($1, $2, $3)
      ON CONFLICT (user_id, podcast_hash) DO UPDATE SET speed = EXCLUDED.speed`,
     [userId, podcastHash, speed],
   );

@@ -57,6 +57,17 @@ export const RECORD_OF_PODCAST = (
                  SELECT x.subscription_id FROM subscription_urls x WHERE x.user_id = ${user} AND x.url_hash = ${hash}
                  LIMIT 1)`;
 
+/**
+ * SQL: the keys of every URL, current or earlier, of the user's record of the podcast with key `hash` (a
+ * feed that moved, records merged into the one kept); none when the user has no record of it. For what a
+ * person chose per podcast (a speed, notifications off), kept under the key its URL had then.
+ */
+export const URLS_OF_RECORD = (hash: string, user = '$1') => `(
+  SELECT r.url_hash FROM subscriptions r WHERE r.user_id = ${user} AND r.id = ${RECORD_OF_PODCAST(hash, user)}
+  UNION ALL
+  SELECT x.url_hash FROM subscription_urls x
+   WHERE x.user_id = ${user} AND x.subscription_id = ${RECORD_OF_PODCAST(hash, user)})`;
+
 /** The fields of a batch, in the order of the statement's arrays ($2 to $12). */
 const BATCH_FIELDS = [
   'podcastUrl',

@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { RECORD_OF_PODCAST } from '../episodes/service';
+import { URLS_OF_RECORD } from '../episodes/service';
 
 // The notifications room's tables (migrations/1763800000070_episode-notifications.sql): each person's
 // settings and muted feeds, the new-episode events a fetch noted, and their deliveries. It reads the feeds'
@@ -26,22 +26,12 @@ export async function saveSettings(db: Queryable, userId: number, s: SettingsRow
 }
 
 /**
- * SQL: the keys of every URL, current or earlier, of the person's (`user`) record of the feed with key
- * `feed` (a feed that moved, records merged into the one kept): none when they have no record of it.
- */
-const URLS_OF_RECORD = (user: string, feed: string) => `(
-  SELECT r.url_hash FROM subscriptions r WHERE r.user_id = ${user} AND r.id = ${RECORD_OF_PODCAST(feed, user)}
-  UNION ALL
-  SELECT x.url_hash FROM subscription_urls x
-   WHERE x.user_id = ${user} AND x.subscription_id = ${RECORD_OF_PODCAST(feed, user)})`;
-
-/**
  * SQL: whether the person (`user`) turned notifications off for the feed with key `feed`: under that key,
  * or under any URL of their record of it, so that a feed turned off stays off when it moves.
  */
 const MUTED = (user: string, feed: string) => `EXISTS (
   SELECT 1 FROM notification_mutes m
-   WHERE m.user_id = ${user} AND (m.feed_hash = ${feed} OR m.feed_hash IN ${URLS_OF_RECORD(user, feed)}))`;
+   WHERE m.user_id = ${user} AND (m.feed_hash = ${feed} OR m.feed_hash IN ${URLS_OF_RECORD(feed, user)}))`;
 
 /**
  * The keys of the feeds the person turned notifications off for: each as turned off, and every URL of their
@@ -51,7 +41,7 @@ export async function mutedFeeds(db: Queryable, userId: number): Promise<string[
   const r = await db.query<{ feed_hash: string }>(
     `SELECT DISTINCT replace(h.url_hash::text, '-', '') AS feed_hash
        FROM notification_mutes m
-       CROSS JOIN LATERAL (SELECT m.feed_hash AS url_hash UNION ALL SELECT * FROM ${URLS_OF_RECORD('$1', 'm.feed_hash')}) h
+       CROSS JOIN LATERAL (SELECT m.feed_hash AS url_hash UNION ALL SELECT * FROM ${URLS_OF_RECORD('m.feed_hash')}) h
       WHERE m.user_id = $1`,
     [userId],
   );
@@ -69,7 +59,7 @@ export async function mute(db: Queryable, userId: number, feedHash: string): Pro
 export async function unmute(db: Queryable, userId: number, feedHash: string): Promise<void> {
   await db.query(
     `DELETE FROM notification_mutes
-      WHERE user_id = $1 AND (feed_hash = $2 OR feed_hash IN ${URLS_OF_RECORD('$1', '$2::uuid')})`,
+      WHERE user_id = $1 AND (feed_hash = $2 OR feed_hash IN ${URLS_OF_RECORD('$2::uuid')})`,
     [userId, feedHash],
   );
 }

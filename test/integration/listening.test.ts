@@ -2,6 +2,8 @@ import request from 'supertest';
 import { loadConfig } from '../../src/config';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { MAX_ITEMS } from '../../src/feeds/parse';
+import { setSpeed, speedOf } from '../../src/episodes/player-repo';
+import { urlHashOf } from '../../src/subscriptions/urls';
 import { as, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer, xml } from '../helpers/feed-server';
 import { capturedLogger } from '../helpers/logs';
@@ -245,6 +247,22 @@ test("the player's speed is kept for the podcast on the server; a speed it does 
   expect((await agent.get(`/web/episodes/${three}`)).text).toContain('<option value="1.5" selected>1.5×</option>');
   expect((await speed('1')).status).toBe(204);
   expect((await agent.get(`/web/episodes/${three}`)).text).toContain('<option value="1" selected>1×</option>');
+});
+
+test("a podcast's speed follows its feed to the URL it moves to; chosen again there, the earlier one gives way", async () => {
+  const v = await t.user('speed-moves');
+  const [before, after] = ['https://speed.example/before.xml', 'https://speed.example/after.xml'];
+  const [hashBefore, hashAfter] = [urlHashOf(before)!, urlHashOf(after)!];
+  const posted = await as(t, v).post('/v1/subscriptions', { subscriptions: [{ feed_url: before }] });
+  await setSpeed(t.db, v.id, hashBefore, 1.5);
+  const guid = posted.body.success[0].guid as string;
+  expect((await as(t, v).patch(`/v1/subscriptions/${guid}`, { new_feed_url: after })).status).toBe(200);
+  expect(await speedOf(t.db, v.id, hashAfter)).toBe(1.5);
+  await setSpeed(t.db, v.id, hashAfter, 2);
+  expect([await speedOf(t.db, v.id, hashAfter), await speedOf(t.db, v.id, hashBefore)]).toEqual([2, 2]);
+  // The person's own speed again: no speed of its own under any URL.
+  await setSpeed(t.db, v.id, hashAfter, 1);
+  expect([await speedOf(t.db, v.id, hashAfter), await speedOf(t.db, v.id, hashBefore)]).toEqual([undefined, undefined]);
 });
 
 test("the person's own speed: every podcast plays at it, except one with a speed of its own", async () => {
