@@ -2,6 +2,7 @@ import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 import { ITEM_OF_EPISODE_SQL } from './played';
 import { RECORD_OF_PODCAST } from './repo';
+import { CURRENT_URL_HASH } from '../subscriptions/service';
 
 // Episode state's SQL: the one read of what the user's actions and favourite say of episodes (stateRows),
 // which episodes changed (changedPage), the feeds' items the web page lists with the keys of the user's
@@ -63,9 +64,12 @@ const ITEM_COLUMNS = `i.id::text AS id, i.feed_hash::text AS feed_hash, i.guid, 
         SELECT x.episode_hash::text FROM episode_actions x
          WHERE x.user_id = $1 AND x.episode_guid = i.guid AND x.podcast_hash = i.feed_hash) AS hashes`;
 
-/** Whether the user has a record of the feed (a feed's episodes are shown to its subscribers only). */
-export const SUBSCRIBER = `EXISTS (SELECT 1 FROM subscriptions sub
-                             WHERE sub.user_id = $1 AND sub.url_hash = i.feed_hash AND sub.deleted IS NULL)`;
+/**
+ * Whether the item's feed is the feed of one of the user's records, at the URL the record has now (a
+ * feed's episodes are shown to its subscribers only; a record keeps the key of its first URL when it moves).
+ */
+export const SUBSCRIBER = `i.feed_hash IN (SELECT ${CURRENT_URL_HASH('sub')} FROM subscriptions sub
+                                             WHERE sub.user_id = $1 AND sub.deleted IS NULL)`;
 
 /** `%text%` for LIKE, its wildcards taken literally. */
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;

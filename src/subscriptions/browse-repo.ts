@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool';
+import { CURRENT_URL_HASH } from './record-repo';
 
 export type BrowseRow = {
   guid: string;
@@ -23,7 +24,7 @@ export async function browse(
   const r = await db.query<BrowseRow>(
     `SELECT s.guid, s.feed_url, s.is_subscribed, s.subscription_changed, f.title, f.artwork_url,
             count(*) OVER ()::int AS total
-       FROM subscriptions s LEFT JOIN feeds f ON f.url_hash = s.url_hash
+       FROM subscriptions s LEFT JOIN feeds f ON f.url_hash = ${CURRENT_URL_HASH('s')}
       WHERE s.user_id = $1 AND s.deleted IS NULL
         AND ($2::boolean IS NULL OR s.is_subscribed = $2)
         AND ($3 = '' OR strpos(lower(s.feed_url), lower($3)) > 0 OR strpos(lower(coalesce(f.title, '')), lower($3)) > 0)

@@ -214,8 +214,17 @@ export type LiveWithFeedRow = SubscriptionRow & {
 };
 
 /**
+ * SQL: the key of the record `s`'s current URL. A record keeps the key of its first URL (so that the URL
+ * keeps finding it); a URL it moved to since is among its other URLs, where the fetcher keeps that feed.
+ */
+export const CURRENT_URL_HASH = (s: string) => `coalesce(
+  (SELECT x.url_hash FROM subscription_urls x
+    WHERE x.user_id = ${s}.user_id AND x.subscription_id = ${s}.id AND x.feed_url = ${s}.feed_url LIMIT 1),
+  ${s}.url_hash)`;
+
+/**
  * The user's records that are not deleted, with what the fetcher learnt of their feeds (the feed at the
- * record's current URL, else at its first) and their actions' count.
+ * record's current URL) and their actions' count.
  */
 export async function liveWithFeeds(db: Queryable, userId: number): Promise<LiveWithFeedRow[]> {
   const r = await db.query<LiveWithFeedRow>(
@@ -224,11 +233,8 @@ export async function liveWithFeeds(db: Queryable, userId: number): Promise<Live
             (SELECT count(*)::int FROM episode_actions a WHERE a.user_id = s.user_id AND a.subscription_id = s.id) AS actions
        FROM subscriptions s
        CROSS JOIN LATERAL (SELECT ARRAY(SELECT x.url_hash FROM subscription_urls x
-                                         WHERE x.user_id = s.user_id AND x.subscription_id = s.id) AS url_hashes,
-                                  (SELECT x.url_hash FROM subscription_urls x
-                                    WHERE x.user_id = s.user_id AND x.subscription_id = s.id AND x.feed_url = s.feed_url
-                                    LIMIT 1) AS current_hash) u
-       LEFT JOIN feeds f ON f.url_hash = coalesce(u.current_hash, s.url_hash)
+                                         WHERE x.user_id = s.user_id AND x.subscription_id = s.id) AS url_hashes) u
+       LEFT JOIN feeds f ON f.url_hash = ${CURRENT_URL_HASH('s')}
       WHERE s.user_id = $1 AND s.deleted IS NULL
       ORDER BY s.id`,
     [userId],

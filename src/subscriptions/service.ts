@@ -50,4 +50,5 @@ export type { Item, Match } from './plan';
 export type { AlsoWritten, Matches, NamedRecordRead } from './repo';
 export type { FeedInput, Outcome, SubscriptionRecord } from './types';
 export { MAX_URL_LENGTH, checkFeedUrl, parseGuid, podcastGuid, urlHash, urlHashOf } from './urls';
+export { CURRENT_URL_HASH } from './record-repo';
 export type { FeedUrlProblem, FeedUrlResult } from './urls';

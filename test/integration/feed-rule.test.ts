@@ -311,13 +311,27 @@ describe('a single feed still moves and still gives its guid', () => {
     const u = await t.user('p20move');
     const f = serve('p20move', {
       '/from': podcastMove('From', fixture.url('/p20move/to')),
-      '/to': feed({ title: 'To' }),
+      '/to': xml(rss({ title: 'To' }).replace('Episode 1', 'Episode at the new URL')),
     });
     const [guid] = await subscribe(u, [{ feed_url: f['/from']! }]);
     await fetchFeeds();
     expect((await as(t, u).get(`/v1/subscriptions/${guid}`)).body.feed_url).toBe(f['/to']);
     const noted = await t.db.query('SELECT kind, source FROM feed_changes WHERE user_id = $1', [u.id]);
     expect(noted.rows).toEqual([{ kind: 'moved', source: 'podcast:newFeedUrl' }]);
+    // The Subscriptions page names it as the feed at its new URL says, and finds it by that title.
+    await fetchFeeds();
+    const { agent } = await signedInAgent(t.app, u.name, u.password);
+    const page = (await agent.get('/web/subscriptions?q=To')).text;
+    expect(page).toContain(f['/to']);
+    expect(page).toMatch(/>\s*To\s*</);
+    // Its episodes are the feed's at its new URL.
+    const episodes = await agent.get(`/web/subscriptions/${guid}/episodes`);
+    expect(episodes.status).toBe(200);
+    expect(episodes.text).toContain('Episode at the new URL');
+    const item = await t.db.query<{ id: string }>(
+      `SELECT id::text FROM feed_items WHERE title = 'Episode at the new URL'`,
+    );
+    expect((await agent.get(`/web/episodes/${item.rows[0]!.id}`)).status).toBe(200);
   });
 });
 
