@@ -1,5 +1,5 @@
 import { takeChangeStamp } from '../db/change-stamp';
-import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { ONE_SNAPSHOT, withTransaction, type Db, type Queryable } from '../db/pool';
 import { InvalidInput, isRefusal, NotFound, type Refusal, type RefusedItem } from '../errors';
 import {
   readStates,
@@ -92,7 +92,10 @@ async function changing(
 export async function read(db: Db, userId: number): Promise<Queue> {
   // Played items are taken off under the lock, only when there are some (a read is otherwise a read).
   if ((await repo.playedItems(db, userId)).length > 0) return changing(db, userId, () => Promise.resolve(false));
-  return queueOf(db, userId);
+  // The version and the items in one snapshot: read apart, a change committing between them could pair the
+  // list before it with the version after it, and a device writing that list back with it (If-Match) would
+  // undo the change without a 412.
+  return withTransaction(db, (tx) => queueOf(tx, userId), ONE_SNAPSHOT);
 }
 
 /** The row an episode is kept as. */
