@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { findMatches } from '../../src/subscriptions/repo';
@@ -71,6 +73,59 @@ test('URLs stored before url_hash became a uuid still match after the upgrade', 
     expect(matches.map((m) => m.byUrl?.id ?? null)).toEqual([id, id, null]);
   } finally {
     await pool.end();
+    await db.drop();
+  }
+});
+
+// Release 1.0.0's migrations (CHANGELOG.md): a database it left has run these and no others. Every later
+// migration must sort after the last of them, or node-pg-migrate refuses to start on such a database.
+const RELEASE_1_0_0 = [
+  '1763800000000_users-and-tokens',
+  '1763800000001_subscriptions',
+  '1763800000002_deletions',
+  '1763800000003_conflict-signal',
+  '1763800000004_url-hash-uuid',
+  '1763800000005_deletion-message-default',
+  '1763800000006_record-count',
+  '1763800000007_gpodder',
+  '1763800000008_episode-actions',
+  '1763800000009_feeds',
+  '1763800000010_web',
+  '1763800000011_episode-latest-per-action',
+  '1763800000012_sync-reports',
+  '1763800000013_feed-discovery',
+  '1763800000014_episode-action-json',
+  '1763800000015_imports',
+  '1763800000016_single-sign-on',
+  '1763800000017_feed-items',
+  '1763800000018_feed-changes',
+  '1763800000024_opa-sync',
+];
+
+test('a database as release 1.0.0 left it is brought up to date', async () => {
+  const root = path.join(__dirname, '..', '..');
+  const released = fs.mkdtempSync(path.join(os.tmpdir(), 'castsync-1.0.0-'));
+  const db = await emptyDatabase();
+  try {
+    const files = fs.readdirSync(path.join(root, 'migrations')).filter((f) => f.endsWith('.sql'));
+    for (const f of RELEASE_1_0_0.map((name) => `${name}.sql`))
+      fs.copyFileSync(path.join(root, 'migrations', f), path.join(released, f));
+    const before = spawnSync(
+      process.execPath,
+      ['node_modules/node-pg-migrate/bin/node-pg-migrate.js', 'up', '-m', released],
+      { cwd: root, env: { ...process.env, DATABASE_URL: db.url }, encoding: 'utf8' },
+    );
+    expect(before.status).toBe(0);
+
+    const after = await cliAsync(['migrate'], { DATABASE_URL: db.url });
+    expect({ status: after.status, stderr: after.stderr }).toEqual({ status: 0, stderr: '' });
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const { rows } = await c.query<{ name: string }>('SELECT name FROM pgmigrations');
+    await c.end();
+    expect(rows.map((r) => `${r.name}.sql`).sort()).toEqual([...files].sort());
+  } finally {
+    fs.rmSync(released, { recursive: true, force: true });
     await db.drop();
   }
 });
