@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import pg from 'pg';
 import type { Logger } from '../logger';
 
@@ -7,13 +8,21 @@ export const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 
 /** The advisory lock key that serialises migrations across processes (the bytes of "castsync"). */
 const MIGRATION_LOCK = 0x63617374_73796e63n;
+/** How often an instance that waits for another's migrations asks for the lock again. */
+const LOCK_RETRY_MS = 100;
 
-/** The project's migrations by name, oldest first. */
+/** node-pg-migrate's note that a migration runs outside the single transaction. */
+const BREAKS = /Need to break single transaction/;
+
+/**
+ * The project's migrations by name, oldest first: SQL files, and JavaScript for one that must run outside the
+ * migrations' transaction (CREATE INDEX CONCURRENTLY on a big table).
+ */
 export const migrationNames = (): string[] =>
   fs
     .readdirSync(MIGRATIONS_DIR)
-    .filter((f) => f.endsWith('.sql'))
-    .map((f) => f.replace(/\.sql$/, ''))
+    .filter((f) => /\.(sql|js)$/.test(f))
+    .map((f) => f.replace(/\.(sql|js)$/, ''))
     .sort();
 
 /** How many migrations a new database runs to stand at `name` (for a restore of an older backup). */
@@ -41,7 +50,12 @@ export async function migrate(
   client.on('error', (err) => logger.warn({ err: err.message }, 'migration connection lost'));
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
+    // Tried again and again rather than waited for in pg_advisory_lock: a session waiting inside a statement
+    // holds a snapshot, and a CREATE INDEX CONCURRENTLY of the instance that migrates waits for every older
+    // snapshot, so instances starting at once would deadlock with it.
+    while (!(await client.query('SELECT pg_try_advisory_lock($1) AS got', [MIGRATION_LOCK.toString()])).rows[0].got) {
+      await setTimeout(LOCK_RETRY_MS);
+    }
     const applied = await runner({
       dbClient: client,
       noLock: true,
@@ -52,7 +66,13 @@ export async function migrate(
       checkOrder: true,
       singleTransaction: true,
       log,
-      logger: { debug: log, info: log, warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
+      // A migration outside the transaction (noTransaction) commits those before it: expected, not a warning.
+      logger: {
+        debug: log,
+        info: log,
+        warn: (m: string) => (BREAKS.test(m) ? log(m) : logger.warn(m)),
+        error: (m: string) => logger.error(m),
+      },
     });
     await more();
     if (applied.length > 0) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
