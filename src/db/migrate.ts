@@ -11,6 +11,14 @@ const MIGRATION_LOCK = 0x63617374_73796e63n;
 /** How often an instance that waits for another's migrations asks for the lock again. */
 const LOCK_RETRY_MS = 100;
 
+/**
+ * Migrations that took a later number once databases built from unreleased main had run them under their
+ * first (each is now the migration of the same name after the number): such a database forgets the old row
+ * and runs the migration again under its new number, which each allows (…100 drops and adds the same CHECK).
+ * Without it, node-pg-migrate's order check refuses to start on such a database.
+ */
+const RENUMBERED = ['1763800000021_gpodder-archive-imports'];
+
 /** node-pg-migrate's note that a migration runs outside the single transaction. */
 const BREAKS = /Need to break single transaction/;
 
@@ -55,6 +63,9 @@ export async function migrate(
     // snapshot, so instances starting at once would deadlock with it.
     while (!(await client.query('SELECT pg_try_advisory_lock($1) AS got', [MIGRATION_LOCK.toString()])).rows[0].got) {
       await setTimeout(LOCK_RETRY_MS);
+    }
+    if ((await client.query("SELECT to_regclass('public.pgmigrations') IS NOT NULL AS has")).rows[0].has) {
+      await client.query('DELETE FROM pgmigrations WHERE name = ANY ($1)', [RENUMBERED]);
     }
     const applied = await runner({
       dbClient: client,

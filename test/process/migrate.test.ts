@@ -104,13 +104,19 @@ const RELEASE_1_0_0 = [
 ];
 
 /** A new database with release 1.0.0's schema, as its own migrations made it. */
-async function databaseOfRelease1() {
+const databaseOfRelease1 = () => databaseMadeBy(RELEASE_1_0_0.map((name) => [name, name]));
+
+/**
+ * A new database made by these migrations (each a file of migrations/ by its name, and the name it ran
+ * under then), as node-pg-migrate itself runs them.
+ */
+async function databaseMadeBy(migrations: [file: string, ranAs: string][]) {
   const root = path.join(__dirname, '..', '..');
-  const released = fs.mkdtempSync(path.join(os.tmpdir(), 'castsync-1.0.0-'));
+  const released = fs.mkdtempSync(path.join(os.tmpdir(), 'castsync-made-by-'));
   const db = await emptyDatabase();
   try {
-    for (const f of RELEASE_1_0_0.map((name) => `${name}.sql`))
-      fs.copyFileSync(path.join(root, 'migrations', f), path.join(released, f));
+    for (const [file, ranAs] of migrations)
+      fs.copyFileSync(path.join(root, 'migrations', `${file}.sql`), path.join(released, `${ranAs}.sql`));
     const before = spawnSync(
       process.execPath,
       ['node_modules/node-pg-migrate/bin/node-pg-migrate.js', 'up', '-m', released],
@@ -126,16 +132,36 @@ async function databaseOfRelease1() {
   }
 }
 
+/** `migrate` succeeds on the database, and it has then run every migration of this castsync, by its name. */
+async function expectBroughtUpToDate(db: { url: string }) {
+  const after = await cliAsync(['migrate'], { DATABASE_URL: db.url });
+  expect({ status: after.status, stderr: after.stderr }).toEqual({ status: 0, stderr: '' });
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  const { rows } = await c.query<{ name: string }>('SELECT name FROM pgmigrations');
+  await c.end();
+  expect(rows.map((r) => r.name).sort()).toEqual(migrationNames());
+}
+
+test('a database as unreleased main left it, with gpodder-archive-imports run as 1763800000021, is brought up to date', async () => {
+  // Main ran that migration as …021, in file order, before it took the number after 1.0.0's.
+  const renumbered = '1763800000100_gpodder-archive-imports';
+  const before = migrationNames().filter((n) => n < '1763800000099');
+  const db = await databaseMadeBy([
+    ...before.map((n): [string, string] => [n, n]),
+    [renumbered, '1763800000021_gpodder-archive-imports'],
+  ]);
+  try {
+    await expectBroughtUpToDate(db);
+  } finally {
+    await db.drop();
+  }
+});
+
 test('a database as release 1.0.0 left it is brought up to date', async () => {
   const db = await databaseOfRelease1();
   try {
-    const after = await cliAsync(['migrate'], { DATABASE_URL: db.url });
-    expect({ status: after.status, stderr: after.stderr }).toEqual({ status: 0, stderr: '' });
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    const { rows } = await c.query<{ name: string }>('SELECT name FROM pgmigrations');
-    await c.end();
-    expect(rows.map((r) => r.name).sort()).toEqual(migrationNames());
+    await expectBroughtUpToDate(db);
   } finally {
     await db.drop();
   }
