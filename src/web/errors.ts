@@ -34,7 +34,10 @@ declare module 'express-serve-static-core' {
 export const again =
   (show: ShowAgain): RequestHandler =>
   (req, res, next) => {
-    if (req.method === 'POST') res.locals.again = show;
+    // The error handler runs outside the route, where the request has lost the route's parameters (the
+    // user a form names in its path): the form is shown again with those it was posted to.
+    const { params } = req;
+    if (req.method === 'POST') res.locals.again = (r, s, notice) => show(Object.assign(r, { params }), s, notice);
     next();
   };
 

@@ -473,6 +473,7 @@ describe('administration and sign-up', () => {
         .send({ _csrf: a.csrf, ...(confirm !== undefined && { confirm }) });
       expect(refused.status).toBe(400);
       expect(refused.text).toContain('Type the username exactly to confirm: nothing was changed.');
+      expect(refused.text).toContain('Type the username, <strong>made-by-admin</strong>, to confirm');
       expect(
         (
           await as(t, 'Basic ' + Buffer.from('made-by-admin:reset-password').toString('base64')).get(
