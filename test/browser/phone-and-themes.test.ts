@@ -27,6 +27,8 @@ const feed = () => `<?xml version="1.0"?><rss version="2.0"><channel><title>${LO
 beforeAll(async () => {
   server = await feedServer({ '/feed-with-a-long-address-to-see-it-wrap': (req, res) => xml(feed())(req, res) });
   u = await world.t.user('phone-reader');
+  // An administrator, so that the users' pages are among those checked.
+  await world.t.db.query('UPDATE users SET is_admin = true WHERE id = $1', [u.id]);
   const url = server.url('/feed-with-a-long-address-to-see-it-wrap');
   await as(world.t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: url }] });
   await fetchDueFeeds(
@@ -37,7 +39,15 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const PAGES = () => ['/web/subscriptions', '/web/new', `/web/episodes/${episodeId}`, '/web/account'];
+const PAGES = () => [
+  '/web/subscriptions',
+  '/web/new',
+  `/web/episodes/${episodeId}`,
+  '/web/admin/users',
+  `/web/admin/users/${u.name}/remove`,
+  // Last: the checks after the loop are of the account page's bar.
+  '/web/account',
+];
 
 /** The relative luminance (0 black, 1 white) of the body's computed background. */
 const backgroundLuminance = async (page: Page): Promise<number> => {
