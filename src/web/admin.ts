@@ -67,7 +67,7 @@ export function adminRoutes(ctx: ApiContext): Router {
 /** Removing a user: nothing undoes it, so it is confirmed on a page of its own, by typing the username. */
 function removeRoute(r: Router, ctx: ApiContext, act: Act): void {
   const page = (req: Request, res: Response, notices: Notice[] = []) =>
-    render(res, 'admin-remove', { title: `Remove ${nameOf(req)}`, name: nameOf(req), notices });
+    render(res, 'admin-remove', { title: `Remove ${nameOf(req)}`, section: 'admin-users', name: nameOf(req), notices });
   route(
     r,
     '/web/admin/users/:name/remove',
