@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool';
-import { URLS_OF_RECORD } from './repo';
+import { KEYS_OF_PODCAST } from './repo';
 
 // The web player's settings: speeds per podcast, and the person's skip lengths and own speed (tables
 // podcast_speeds and player_settings: this file is their one writer).
@@ -11,7 +11,7 @@ import { URLS_OF_RECORD } from './repo';
 export async function speedOf(db: Queryable, userId: number, podcastHash: string): Promise<number | undefined> {
   const r = await db.query<{ speed: number }>(
     `SELECT speed FROM podcast_speeds
-      WHERE user_id = $1 AND (podcast_hash = $2 OR podcast_hash IN ${URLS_OF_RECORD('$2::uuid')})
+      WHERE user_id = $1 AND podcast_hash IN ${KEYS_OF_PODCAST('$2::uuid')}
       ORDER BY podcast_hash = $2 DESC LIMIT 1`,
     [userId, podcastHash],
   );
@@ -30,12 +30,9 @@ export async function setSpeed(
   personal = 1,
 ): Promise<void> {
   // One statement each: what was chosen under another URL of the record gives way to this choice.
-  const ofRecord = `podcast_hash IN ${URLS_OF_RECORD('$2::uuid')}`;
+  const ofRecord = `podcast_hash IN ${KEYS_OF_PODCAST('$2::uuid')}`;
   if (speed === personal) {
-    await db.query(`DELETE FROM podcast_speeds WHERE user_id = $1 AND (podcast_hash = $2 OR ${ofRecord})`, [
-      userId,
-      podcastHash,
-    ]);
+    await db.query(`DELETE FROM podcast_speeds WHERE user_id = $1 AND ${ofRecord}`, [userId, podcastHash]);
     return;
   }
   await db.query(

@@ -58,15 +58,19 @@ export const RECORD_OF_PODCAST = (
                  LIMIT 1)`;
 
 /**
- * SQL: the keys of every URL, current or earlier, of the user's record of the podcast with key `hash` (a
- * feed that moved, records merged into the one kept); none when the user has no record of it. For what a
- * person chose per podcast (a speed, notifications off), kept under the key its URL had then.
+ * SQL: the key `hash` of a podcast and the keys of every URL, current or earlier, of the user's record of it
+ * (a feed that moved, records merged into the one kept); the key alone when the user has no record of it.
+ * For what a person chose per podcast (a speed, notifications off), kept under the key its URL had then.
  */
-export const URLS_OF_RECORD = (hash: string, user = '$1') => `(
-  SELECT r.url_hash FROM subscriptions r WHERE r.user_id = ${user} AND r.id = ${RECORD_OF_PODCAST(hash, user)}
+export const KEYS_OF_PODCAST = (hash: string, user = '$1') => `(
+  SELECT ${hash} AS url_hash
   UNION ALL
-  SELECT x.url_hash FROM subscription_urls x
-   WHERE x.user_id = ${user} AND x.subscription_id = ${RECORD_OF_PODCAST(hash, user)})`;
+  SELECT u.url_hash FROM subscriptions r
+   CROSS JOIN LATERAL (SELECT r.url_hash
+                       UNION ALL
+                       SELECT x.url_hash FROM subscription_urls x
+                        WHERE x.user_id = r.user_id AND x.subscription_id = r.id) u
+   WHERE r.user_id = ${user} AND r.id = ${RECORD_OF_PODCAST(hash, user)})`;
 
 /** The fields of a batch, in the order of the statement's arrays ($2 to $12). */
 const BATCH_FIELDS = [

@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import type { Db } from '../db/pool';
+import { nightly } from '../jobs/batches';
 import type { TaskList } from '../jobs/worker';
 import type { Logger } from '../logger';
 import * as repo from './retention-repo';
@@ -39,16 +40,9 @@ export const PRUNE_HISTORY_TASK = 'prune_episode_history';
 export function retentionTasks({ db, logger, config }: { db: Db; logger: Logger; config: Config }): TaskList {
   const days = config.episodeHistoryRetentionDays;
   if (days === undefined) return { tasks: {} };
-  const stopping = new AbortController();
-  return {
-    tasks: {
-      [PRUNE_HISTORY_TASK]: async () => {
-        const before = new Date(Date.now() - days * 24 * 3600_000);
-        const removed = await pruneHistory(db, before, stopping.signal);
-        logger.info({ removed, before }, 'superseded episode actions removed');
-      },
-    },
-    crontab: [`0 4 * * * ${PRUNE_HISTORY_TASK}`],
-    stop: () => stopping.abort(),
-  };
+  return nightly(PRUNE_HISTORY_TASK, '0 4', async (signal) => {
+    const before = new Date(Date.now() - days * 24 * 3600_000);
+    const removed = await pruneHistory(db, before, signal);
+    logger.info({ removed, before }, 'superseded episode actions removed');
+  });
 }

@@ -35,7 +35,7 @@ export { NEW_DAYS, dismiss, newEpisodes } from './new-episodes';
 export { page, resolveEpisodes, save, syncIdOf } from './records';
 export type { EpisodeIdentity, RecordOutcome, RecordWrite, ResolvedEpisode, Saved } from './records';
 export { ITEM_OF_EPISODE_SQL, PLAYED_SHARE, PLAYED_SQL, lengthOf, playedOf, reachedEnd } from './played';
-export { RECORD_OF_PODCAST, URLS_OF_RECORD } from './repo';
+export { KEYS_OF_PODCAST, RECORD_OF_PODCAST } from './repo';
 export { readStates, readStatesAmong } from './state';
 export type { EpisodeState, Stamped } from './state';
 export { retentionTasks } from './retention';

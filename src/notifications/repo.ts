@@ -1,6 +1,6 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { URLS_OF_RECORD } from '../episodes/service';
+import { KEYS_OF_PODCAST } from '../episodes/service';
 
 // The notifications room's tables (migrations/1763800000070_episode-notifications.sql): each person's
 // settings and muted feeds, the new-episode events a fetch noted, and their deliveries. It reads the feeds'
@@ -31,7 +31,7 @@ export async function saveSettings(db: Queryable, userId: number, s: SettingsRow
  */
 const MUTED = (user: string, feed: string) => `EXISTS (
   SELECT 1 FROM notification_mutes m
-   WHERE m.user_id = ${user} AND (m.feed_hash = ${feed} OR m.feed_hash IN ${URLS_OF_RECORD(feed, user)}))`;
+   WHERE m.user_id = ${user} AND m.feed_hash IN ${KEYS_OF_PODCAST(feed, user)})`;
 
 /**
  * The keys of the feeds the person turned notifications off for: each as turned off, and every URL of their
@@ -41,7 +41,7 @@ export async function mutedFeeds(db: Queryable, userId: number): Promise<string[
   const r = await db.query<{ feed_hash: string }>(
     `SELECT DISTINCT replace(h.url_hash::text, '-', '') AS feed_hash
        FROM notification_mutes m
-       CROSS JOIN LATERAL (SELECT m.feed_hash AS url_hash UNION ALL SELECT * FROM ${URLS_OF_RECORD('m.feed_hash')}) h
+       CROSS JOIN LATERAL ${KEYS_OF_PODCAST('m.feed_hash')} h
       WHERE m.user_id = $1`,
     [userId],
   );
@@ -59,7 +59,7 @@ export async function mute(db: Queryable, userId: number, feedHash: string): Pro
 export async function unmute(db: Queryable, userId: number, feedHash: string): Promise<void> {
   await db.query(
     `DELETE FROM notification_mutes
-      WHERE user_id = $1 AND (feed_hash = $2 OR feed_hash IN ${URLS_OF_RECORD('$2::uuid')})`,
+      WHERE user_id = $1 AND feed_hash IN ${KEYS_OF_PODCAST('$2::uuid')}`,
     [userId, feedHash],
   );
 }
