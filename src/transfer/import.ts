@@ -64,9 +64,6 @@ async function* batchesOf(a: Brought['actions'], size: number): AsyncGenerator<u
 
 export const part = (total: number): Part => ({ total, added: 0, sample: [], refused: [], refusedCount: 0 });
 
-/** Whether everything the source held was imported (or is already here). */
-export const complete = (s: Summary): boolean => [s.devices, s.feeds, s.actions].every((p) => p.refusedCount === 0);
-
 const describe = (a: episodes.EpisodeAction) =>
   `${a.action} ${a.episodeUrl} at ${a.at.toISOString()}${a.position !== undefined ? ` (position ${a.position} s)` : ''}`;
 

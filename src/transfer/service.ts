@@ -22,7 +22,7 @@ export {
 export type { ArchiveLimits } from './gpodder-archive';
 export { archiveFile, archiveIdle, checkArchiveFolder, forgetArchived, idleTasks, restoreArchived } from './idle';
 export type { Outcome } from './idle';
-export { complete, REFUSED_LISTED } from './import';
+export { REFUSED_LISTED } from './import';
 export type { Summary } from './import';
 export { listImports, startImport, transferTasks } from './jobs';
 export type { ImportView } from './jobs';

@@ -5,7 +5,7 @@ import { InvalidInput } from '../errors';
 import { route } from '../http/method';
 import { when } from './format';
 import { again } from './errors';
-import { adminOnly, formField } from './session';
+import { adminOnly, confirmsName, formField } from './session';
 import { render, type Notice } from './views';
 
 const nameOf = (req: Request) => String(req.params.name);
@@ -78,7 +78,7 @@ function removeRoute(r: Router, ctx: ApiContext, act: Act): void {
         (req, res) =>
           act(req, res, async () => {
             if (nameOf(req) === res.locals.account!.username) throw new InvalidInput('You cannot remove yourself.');
-            if ((formField(req, 'confirm') ?? '').trim() !== nameOf(req)) {
+            if (!confirmsName(req, nameOf(req))) {
               throw new InvalidInput('Type the username exactly to confirm: nothing was changed.');
             }
             await auth.removeUser(ctx, nameOf(req));

@@ -77,6 +77,10 @@ export const formField = (req: Request, name: string): string | undefined => {
   return typeof v === 'string' ? v : undefined;
 };
 
+/** Whether a form for a change nothing undoes was confirmed: its `confirm` field holds the username. */
+export const confirmsName = (req: Request, username: string): boolean =>
+  (formField(req, 'confirm') ?? '').trim() === username;
+
 /** This request is the account's, in the browser session with this cookie value. */
 function signedInWith(req: Request, res: Response, account: auth.Account, token: string): void {
   res.locals.account = account;

@@ -5,7 +5,7 @@ import { InvalidInput } from '../errors';
 import { currentUser } from '../http/credentials';
 import { route } from '../http/method';
 import { again } from './errors';
-import { formField } from './session';
+import { confirmsName } from './session';
 import { render } from './views';
 
 /** "Start over": forget the user's sync state without sending removals to their apps, once confirmed. */
@@ -17,7 +17,7 @@ export function startOverRoutes(ctx: ApiContext): Router {
     post: [
       again((_req, res, notice) => render(res, 'start-over', { title, notices: [notice] })),
       async (req, res) => {
-        if ((formField(req, 'confirm') ?? '').trim() !== res.locals.account!.username) {
+        if (!confirmsName(req, res.locals.account!.username)) {
           throw new InvalidInput('Type your username exactly to confirm: nothing was changed.');
         }
         const done = await transfer.startOver(ctx.db, currentUser(req));

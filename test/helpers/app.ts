@@ -95,3 +95,15 @@ export const sessionCookieOf = (res: request.Response): string | undefined =>
   ([res.headers['set-cookie']].flat().filter(Boolean) as string[])
     .map((c) => /^sessionid=([^;]*)/.exec(c)?.[1])
     .find((v) => v);
+
+/**
+ * AntennaPod's gpodder.net login: Basic, an empty body with its `plain/text` Content-Type, and the headers
+ * given (its User-Agent, a cookie jar).
+ */
+export const antennaPodLogin = (t: TestApp, u: TestUser, headers: Record<string, string> = {}): request.Test =>
+  request(t.app)
+    .post(`/api/2/auth/${u.name}/login.json`)
+    .set('Authorization', u.basic)
+    .set(headers)
+    .set('Content-Type', 'plain/text; charset=utf-8')
+    .send('');

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { addUser, approveLoginFlow } from '../../src/auth/service';
-import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { antennaPodLogin, as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 
 // The call sequences today's apps send, with their headers, replayed through HTTP. A Nextcloud-mode app's
 // episode actions (no device field) are in episodes.test.ts.
@@ -17,12 +17,7 @@ test('AntennaPod (gpodder.net mode): login with plain/text, then the cookie only
     subscriptions: [{ feed_url: 'https://replay.example/other-device.xml' }],
   });
   const ua = 'AntennaPod/3.6.1';
-  const login = await request(t.app)
-    .post(`/api/2/auth/${u.name}/login.json`)
-    .set('Authorization', u.basic)
-    .set('User-Agent', ua)
-    .set('Content-Type', 'plain/text; charset=utf-8')
-    .send('');
+  const login = await antennaPodLogin(t, u, { 'User-Agent': ua });
   expect(login.status).toBe(200);
   const jar = `sessionid=${sessionCookieOf(login)}`;
   const withCookie = (r: request.Test) => r.set('Cookie', jar).set('User-Agent', ua);
@@ -244,12 +239,7 @@ test('AntennaPod on the plain-http address of a server whose PUBLIC_URL is https
   const lan = await testApp({ PUBLIC_URL: 'https://sync.example', TRUST_PROXY: 'true' });
   try {
     const u = await lan.user();
-    const login = await request(lan.app)
-      .post(`/api/2/auth/${u.name}/login.json`)
-      .set('Authorization', u.basic)
-      .set('User-Agent', 'AntennaPod/3.6.1')
-      .set('Content-Type', 'plain/text; charset=utf-8')
-      .send('');
+    const login = await antennaPodLogin(lan, u, { 'User-Agent': 'AntennaPod/3.6.1' });
     expect(login.status).toBe(200);
     // java.net.CookieManager, AntennaPod's cookie jar, sends a Secure cookie over https only; AntennaPod
     // sends nothing else after the login.
@@ -287,12 +277,7 @@ test('an app signed in again as someone else, its cookie jar still holding the f
   expect(kasts.status).toBe(200);
   expect(kasts.body.add).toEqual(['https://replay.example/second.xml']);
   // AntennaPod (gpodder.net mode): Basic on the login only, OkHttp's cookie jar kept for the process.
-  const login = await request(t.app)
-    .post(`/api/2/auth/${second.name}/login.json`)
-    .set('Authorization', second.basic)
-    .set('Cookie', jar)
-    .set('Content-Type', 'plain/text; charset=utf-8')
-    .send('');
+  const login = await antennaPodLogin(t, second, { Cookie: jar });
   expect(login.status).toBe(200);
   const next = await request(t.app)
     .get(`/api/2/subscriptions/${second.name}/phone.json?since=0`)

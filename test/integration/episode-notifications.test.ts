@@ -98,6 +98,11 @@ async function fetchAll() {
   await fetchDueFeeds({ db: t.db, logger, newItems: notifications.newItemsHook }, fetcherSettings(t.config));
 }
 const deliver = () => notifications.deliverDue({ db: t.db, logger }, settings());
+/** The feed lists the items next, and every feed is fetched. */
+async function published(name: string, ...items: Item[]) {
+  feeds.get(name)!.push(...items);
+  await fetchAll();
+}
 
 /** A person subscribed to a new feed (with its first items) and a webhook; the feed's first fetch done. */
 async function subscribed(name: string, first: Item[], hook: string): Promise<{ u: TestUser; guid: string }> {
@@ -129,8 +134,7 @@ test(
   'a feed gains an item: the webhook receives one POST naming it, once',
   withHook(async (hook) => {
     const { u } = await subscribed('gains', [item('g0', 3600)], hook.url);
-    feeds.get('gains')!.push(item('g1'));
-    await fetchAll();
+    await published('gains', item('g1'));
     expect(await deliver()).toBe(1);
     expect(hook.got).toHaveLength(1);
     expect(hook.got[0]!.body.title).toBe('New episode of Show gains');
@@ -150,8 +154,7 @@ test(
   withHook(async (hook) => {
     const { u: first } = await subscribed('shared-hook', [item('h0', 3600)], hook.url);
     const second = await alsoSubscribed('shared-hook-too', 'shared-hook', hook.url);
-    feeds.get('shared-hook')!.push(item('h1'));
-    await fetchAll();
+    await published('shared-hook', item('h1'));
     expect(await deliver()).toBe(2);
     // One fetch, one batch: a receiver that keeps the keys it has seen took the second message for the first.
     const keys = hook.got.map((g) => g.key!);
@@ -165,8 +168,7 @@ test(
   withHook(async (hook) => {
     // Dated after the subscription: only the first-fetch rule keeps them out.
     const { u } = await subscribed('first', [item('f0', -3600), item('f1', -3600)], hook.url);
-    feeds.get('first')!.push(item('f-old', 7 * 86400));
-    await fetchAll();
+    await published('first', item('f-old', 7 * 86400));
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(0);
     expect(await deliveries(u)).toEqual([]);
@@ -186,8 +188,7 @@ test(
     const { u } = await subscribed('old-dates', [item('o0', 3600)], hook.url);
     await subscribedDaysAgo(u, 60);
     // A back catalogue the feed lists for the first time (or again): only the recent item is new.
-    feeds.get('old-dates')!.push(item('o-31-days', 31 * 86400), item('o-29-days', 29 * 86400));
-    await fetchAll();
+    await published('old-dates', item('o-31-days', 31 * 86400), item('o-29-days', 29 * 86400));
     expect(await deliver()).toBe(1);
     expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode o-29-days']]);
   }),
@@ -198,8 +199,7 @@ test(
   withHook(async (hook) => {
     const { u } = await subscribed('again', [item('a0', 3600)], hook.url);
     await subscribedDaysAgo(u, 60);
-    feeds.get('again')!.push(item('a1'));
-    await fetchAll();
+    await published('again', item('a1'));
     expect(await deliver()).toBe(1);
     // 40 days on: the item is as old, and so are its event and the message's delivery.
     const aged = feeds.get('again')![1]!;
@@ -214,8 +214,7 @@ test(
               next_at = next_at - interval '40 days', sent_at = sent_at - interval '40 days' WHERE user_id = $1`,
       [u.id],
     );
-    feeds.get('again')!.push(item('a2'));
-    await fetchAll();
+    await published('again', item('a2'));
     expect(await deliver()).toBe(1);
     // The feed leaves both out (a short answer, a cap), the clean-up runs, and the feed lists them again.
     const listed = feeds.get('again')!;
@@ -241,18 +240,15 @@ test(
   withHook(async (hook) => {
     const { u, guid } = await subscribed('muted', [item('m0', 3600)], hook.url);
     await notifications.setFeedNotifications(t.db, u.id, guid, false);
-    feeds.get('muted')!.push(item('m1'));
-    await fetchAll();
+    await published('muted', item('m1'));
     expect(await deliver()).toBe(0);
     await notifications.setFeedNotifications(t.db, u.id, guid, true);
     await notifications.setNotificationSettings(t.db, u.id, { enabled: false }, fetcherSettings(t.config).policy);
-    feeds.get('muted')!.push(item('m2'));
-    await fetchAll();
+    await published('muted', item('m2'));
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(0);
     await notifications.setNotificationSettings(t.db, u.id, { enabled: true }, fetcherSettings(t.config).policy);
-    feeds.get('muted')!.push(item('m3'));
-    await fetchAll();
+    await published('muted', item('m3'));
     expect(await deliver()).toBe(1);
     expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode m3']]);
   }),
@@ -267,15 +263,13 @@ test(
     feeds.set('mute-moved', [...feeds.get('mute-moves')!]);
     expect((await as(t, u).patch(`/v1/subscriptions/${guid}`, { new_feed_url: moved })).status).toBe(200);
     await fetchAll(); // the new URL's first fetch: nothing
-    feeds.get('mute-moved')!.push(item('mm1'));
-    await fetchAll();
+    await published('mute-moved', item('mm1'));
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(0);
     expect(await notifications.feedsOff(t.db, u.id, [moved])).toEqual(new Set([moved]));
     await notifications.setFeedNotifications(t.db, u.id, guid, true);
     expect(await notifications.feedsOff(t.db, u.id, [moved])).toEqual(new Set());
-    feeds.get('mute-moved')!.push(item('mm2'));
-    await fetchAll();
+    await published('mute-moved', item('mm2'));
     expect(await deliver()).toBe(1);
     expect(hook.got.map((g) => g.body.episodes.map((e) => e.title))).toEqual([['Episode mm2']]);
   }),
@@ -292,8 +286,7 @@ test(
     await fetchAll();
     await notifications.setFeedNotifications(t.db, u.id, gone, false);
     await mergeRecords(t.db, u.id, kept, [gone]);
-    feeds.get('merge-kept')!.push(item('mk1'));
-    await fetchAll();
+    await published('merge-kept', item('mk1'));
     expect(await deliver()).toBe(0);
     expect(hook.got).toHaveLength(0);
     expect(await notifications.feedsOff(t.db, u.id, [server.url('/feeds/merge-kept')])).toEqual(
@@ -307,8 +300,7 @@ test(
   withHook(async (hook) => {
     const { u, guid } = await subscribed('muted-later', [item('ml0', 3600)], hook.url);
     hook.answerWith(503);
-    feeds.get('muted-later')!.push(item('ml1'));
-    await fetchAll();
+    await published('muted-later', item('ml1'));
     await deliver();
     expect(hook.got).toHaveLength(1); // answered 503: to be tried again
     await notifications.setFeedNotifications(t.db, u.id, guid, false);
@@ -325,8 +317,7 @@ test(
   withHook(async (hook) => {
     const { u } = await subscribed('left-later', [item('ll0', 3600)], hook.url);
     hook.answerWith(503);
-    feeds.get('left-later')!.push(item('ll1'));
-    await fetchAll();
+    await published('left-later', item('ll1'));
     await deliver();
     expect(hook.got).toHaveLength(1); // answered 503: to be tried again
     const removed = await as(t, u).post('/api/2/subscriptions/' + u.name + '/phone.json', {
@@ -346,8 +337,7 @@ test(
   'several new items of one fetch are one message; a failed POST is retried later, with the same key',
   withHook(async (hook) => {
     const { u } = await subscribed('batch', [item('b0', 3600)], hook.url);
-    feeds.get('batch')!.push(item('b1'), item('b2'), item('b3'));
-    await fetchAll();
+    await published('batch', item('b1'), item('b2'), item('b3'));
     hook.answerWith(503);
     expect(await deliver()).toBe(1);
     expect(await deliveries(u)).toEqual([{ status: 'pending', attempts: 1 }]);
@@ -380,15 +370,13 @@ test(
           timestamp: new Date().toISOString().slice(0, 19),
         },
       ]);
-    feeds.get('heard')!.push(item('p1'), item('p2'));
-    await fetchAll();
+    await published('heard', item('p1'), item('p2'));
     expect((await play('p1')).status).toBe(200);
     expect(await deliver()).toBe(1);
     expect(hook.got.map((g) => g.body.title)).toEqual(['New episode of Show heard']);
     expect(hook.got[0]!.body.episodes.map((e) => e.title)).toEqual(['Episode p2']);
 
-    feeds.get('heard')!.push(item('p3'));
-    await fetchAll();
+    await published('heard', item('p3'));
     expect((await play('p3')).status).toBe(200);
     expect(await deliver()).toBe(1);
     expect(hook.got).toHaveLength(1);
@@ -401,11 +389,9 @@ test(
   withHook(async (hook) => {
     const { u } = await subscribed('limit', [item('l0', 3600)], hook.url);
     const one = { ...settings(), dailyLimit: 1 };
-    feeds.get('limit')!.push(item('l1'));
-    await fetchAll();
+    await published('limit', item('l1'));
     expect(await notifications.deliverDue({ db: t.db, logger }, one)).toBe(1);
-    feeds.get('limit')!.push(item('l2'));
-    await fetchAll();
+    await published('limit', item('l2'));
     expect(await notifications.deliverDue({ db: t.db, logger }, one)).toBe(1);
     expect(hook.got).toHaveLength(1);
     const statuses = (await deliveries(u)).map((d) => d.status).sort();
@@ -424,8 +410,7 @@ test(
       broken.id,
       url,
     ]);
-    feeds.get('undecodable')!.push(item('u1'));
-    await fetchAll();
+    await published('undecodable', item('u1'));
     const { logger: captured, raw } = capturedLogger();
     expect(await notifications.deliverDue({ db: t.db, logger: captured }, settings())).toBe(2);
     expect(hook.got).toHaveLength(1);
@@ -450,8 +435,7 @@ test(
     await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/feeds/busy-too') }] });
     await fetchAll();
     feeds.get('busy')!.push(item('x1'));
-    feeds.get('busy-too')!.push(item('y1'));
-    await fetchAll(); // two fetches: two messages for one person
+    await published('busy-too', item('y1')); // two fetches: two messages for one person
     const arrived = hook.holdNext();
     const first = deliver();
     await arrived; // the first job holds the person while their URL takes its time
@@ -495,8 +479,7 @@ test(
   'a worker killed mid-delivery: after the restart the POST comes again with the same key, then never again',
   withHook(async (hook) => {
     const { u } = await subscribed('crash', [item('c0', 3600)], hook.url);
-    feeds.get('crash')!.push(item('c1'));
-    await fetchAll();
+    await published('crash', item('c1'));
     const arrived = hook.holdNext();
     const child = workerProcess();
     await arrived;

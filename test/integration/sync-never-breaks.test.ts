@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
+import { antennaPodLogin, as, sessionCookieOf, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { capturedLogger } from '../helpers/logs';
 import { signedInAgent } from '../helpers/web';
 
@@ -16,12 +16,7 @@ afterAll(() => t.close());
 
 /** AntennaPod in gpodder.net mode: Basic on the login only, the sessionid cookie afterwards. */
 async function antennaPod(u: TestUser) {
-  const login = await request(t.app)
-    .post(`/api/2/auth/${u.name}/login.json`)
-    .set('Authorization', u.basic)
-    .set('User-Agent', 'AntennaPod/3.4.0')
-    .set('Content-Type', 'plain/text; charset=utf-8')
-    .send('');
+  const login = await antennaPodLogin(t, u, { 'User-Agent': 'AntennaPod/3.4.0' });
   const cookie = `sessionid=${sessionCookieOf(login)}`;
   return (method: 'get' | 'post', path: string, body?: unknown) => {
     const r = request(t.app)[method](path).set('Cookie', cookie).set('User-Agent', 'AntennaPod/3.4.0');
