@@ -1,6 +1,7 @@
 import { arrayLiteral } from '../db/array-literal';
 import { NEXT_STAMP } from '../db/change-stamp';
 import type { Queryable } from '../db/pool';
+import { CURRENT_URL_HASH } from '../subscriptions/service';
 import { RECORD_OF_PODCAST } from './repo';
 
 // The favourites' SQL (table episode_favourites: this file is its one writer).
@@ -106,9 +107,9 @@ export async function list(db: Queryable, userId: number, limit: number): Promis
        LEFT JOIN LATERAL (
          SELECT i.id, i.title, i.link, i.published_at, i.artwork_url FROM feed_items i
           WHERE i.enclosure_hash = f.episode_hash
-             OR (i.feed_hash = COALESCE(rec.url_hash, f.podcast_hash) AND i.item_key = f.episode_guid)
+             OR (i.feed_hash = COALESCE(${CURRENT_URL_HASH('rec')}, f.podcast_hash) AND i.item_key = f.episode_guid)
           ORDER BY i.enclosure_hash = f.episode_hash DESC LIMIT 1) item ON true
-       LEFT JOIN feeds feed ON feed.url_hash = COALESCE(rec.url_hash, f.podcast_hash)
+       LEFT JOIN feeds feed ON feed.url_hash = COALESCE(${CURRENT_URL_HASH('rec')}, f.podcast_hash)
       WHERE f.user_id = $1 AND f.favourite
       ORDER BY f.at DESC, f.episode_hash LIMIT $2`,
     [userId, limit],

@@ -1,6 +1,7 @@
 import { exportArchive } from '../../src/transfer/service';
 import { DEFAULT_KEEP, importArchive } from '../../src/transfer/archive';
 import { loadConfig } from '../../src/config';
+import { urlHashOf } from '../../src/subscriptions/urls';
 import { fetchDueFeeds, fetcherSettings } from '../../src/feeds/fetcher';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { feedServer, xml } from '../helpers/feed-server';
@@ -46,6 +47,13 @@ describe('favourites', () => {
     const served = (await api.get(`/api/2/favorites/${u.name}.json`)).body as { url: string; podcast_url: string }[];
     // The podcast as the apps now have it (their next sync moves them to it), so that they can match it.
     expect(served.map((f) => [f.url, f.podcast_url])).toEqual([[ep(1).enclosure_url, moved]]);
+    // Its title is the feed's at the URL it moved to.
+    await t.db.query(`INSERT INTO feeds (url_hash, feed_url, title) VALUES ($1, $2, 'Moved show')`, [
+      urlHashOf(moved),
+      moved,
+    ]);
+    const titled = (await api.get(`/api/2/favorites/${u.name}.json`)).body as { podcast_title: string }[];
+    expect(titled.map((f) => f.podcast_title)).toEqual(['Moved show']);
   });
 
   test('set on /v1/episodes: served there and by /api/2/favorites with its time; an older write loses to a newer clear', async () => {
