@@ -44,14 +44,25 @@ function planText(node, depth = 0) {
 
 const nodes = (n) => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
-/** The plans logged since `offset`: one per statement text, the last one run (after the first runs' custom plans). */
+/**
+ * The plans logged since byte `offset`: one per statement text, the last one run (after the first runs'
+ * custom plans). The last entry may still be being written (the server goes on with its own work after
+ * the capture), so an entry that is not yet whole JSON at the end of the file is left out.
+ */
 function plansSince(file, offset) {
-  const text = readFileSync(file, 'utf8').slice(offset);
+  const text = readFileSync(file).subarray(offset).toString('utf8');
+  const entries = text.split(/\n(?=\d{4}-\d\d-\d\d )/);
   const plans = new Map();
-  for (const entry of text.split(/\n(?=\d{4}-\d\d-\d\d )/)) {
+  for (const [i, entry] of entries.entries()) {
     const m = /LOG:\s+duration: ([\d.]+) ms\s+plan:\n([\s\S]*)$/.exec(entry);
     if (!m || entry.includes(' scale-bench: ')) continue;
-    const doc = JSON.parse(m[2].replace(/^\t/gm, ''));
+    let doc;
+    try {
+      doc = JSON.parse(m[2].replace(/^\t/gm, ''));
+    } catch (err) {
+      if (i === entries.length - 1) continue;
+      throw new Error(`a logged plan that is not JSON (${err.message}):\n${entry.slice(0, 3000)}`);
+    }
     const query = doc['Query Text'].trim();
     plans.set(query, { ms: Number(m[1]), query, root: doc.Plan, plan: planText(doc.Plan) });
   }
