@@ -13,9 +13,41 @@ const IMAGE = /^https?:/i;
 const only = (name: string, value: string | undefined, pattern: RegExp): Record<string, string> =>
   value !== undefined && pattern.test(value.trim()) ? { [name]: value.trim() } : {};
 
+/**
+ * Blocks of other kinds (a feed's `<div>`s, tables, sections) shown as plain blocks: dropped as other tags
+ * are, their texts ran together ("Line oneLine two", a table's cells as one word). A table's cells are
+ * lines of their own, which a phone's width can hold.
+ */
+const AS_BLOCK = [
+  'section',
+  'article',
+  'header',
+  'footer',
+  'aside',
+  'main',
+  'nav',
+  'center',
+  'figure',
+  'figcaption',
+  'address',
+  'table',
+  'caption',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'td',
+  'th',
+];
+
 const OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
     'p',
+    'div',
+    'hr',
+    'dl',
+    'dt',
+    'dd',
     'br',
     'a',
     'b',
@@ -39,6 +71,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowedSchemesByTag: { img: ['http', 'https'] },
   allowProtocolRelative: false,
   transformTags: {
+    ...Object.fromEntries(AS_BLOCK.map((tag) => [tag, 'div'])),
     // The page's own headings are h1 and h2: the notes' are below them.
     h1: 'h3',
     h2: 'h3',

@@ -39,6 +39,18 @@ test('times become seek links, except within a link, in a longer number or word,
   expect(shown('<p>12:34</p>', false)).toBe('<p>12:34</p>');
 });
 
+test("blocks stay apart: a feed's divs and sections, and a table's cells each a block of its own", () => {
+  expect(shown('<div>Line one</div><div>Line two</div><hr><section>Three</section>')).toBe(
+    '<div>Line one</div><div>Line two</div><hr /><div>Three</div>',
+  );
+  expect(shown('<table style="width:900px"><tr><td width="600">a</td><th>b</th></tr></table>')).toBe(
+    '<div><div><div>a</div><div>b</div></div></div>',
+  );
+  expect(shown('<dl><dt>Guest</dt><dd>Someone</dd></dl><span>in</span><font>line</font>')).toBe(
+    '<dl><dt>Guest</dt><dd>Someone</dd></dl>inline',
+  );
+});
+
 test('notes with nothing left after sanitising are none', () => {
   expect(shown('<script>alert(1)</script> ')).toBeNull();
 });
