@@ -124,10 +124,31 @@ function withSeekLinks(html: string): string {
     .join('');
 }
 
+/** A tag, opening or closing: what tells a feed's HTML notes from plain text (where `a < b` may be). */
+const TAG = /<\/?[a-z][\w-]*(?:\s[^<>]*)?\/?>/i;
+/** An address in plain text: up to a space, a quote or an angle bracket, without a final punctuation mark. */
+const ADDRESS = /\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/gi;
+
+/**
+ * Plain-text notes (a feed that sends text, not HTML) as HTML that looks as the text did: a blank line
+ * ends a paragraph, a line break stays one, and an address is a link. Angle brackets are the text's own.
+ */
+function fromPlainText(text: string): string {
+  return text
+    .trim()
+    .split(/\r?\n\s*\r?\n/)
+    .map((para) => {
+      const escaped = para.trim().replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      const linked = escaped.replace(ADDRESS, (url) => `<a href="${url}">${url}</a>`);
+      return `<p>${linked.replace(/\r?\n/g, '<br>')}</p>`;
+    })
+    .join('');
+}
+
 /** The notes as the page shows them (HTML), or null when there are none left. */
 export function showNotes(notes: string | null, { seek }: { seek: boolean }): string | null {
   if (notes === null) return null;
-  const html = sanitizeHtml(notes, OPTIONS).trim();
+  const html = sanitizeHtml(TAG.test(notes) ? notes : fromPlainText(notes), OPTIONS).trim();
   if (html === '') return null;
   return seek ? withSeekLinks(html) : html;
 }

@@ -51,6 +51,19 @@ test("blocks stay apart: a feed's divs and sections, and a table's cells each a 
   );
 });
 
+test('plain-text notes keep their paragraphs and line breaks, and their addresses become links', () => {
+  expect(shown('Line one\nLine two\r\n\r\nAt 1:02, see https://example.org/a?b=1&c=2. And a < b > c')).toBe(
+    '<p>Line one<br />Line two</p><p>At <a href="#t=62" class="seek" data-seek="62">1:02</a>, see ' +
+      '<a href="https://example.org/a?b=1&amp;c=2" rel="noopener nofollow ugc">https://example.org/a?b=1&amp;c=2</a>.' +
+      ' And a &lt; b &gt; c</p>',
+  );
+  expect(shown('(https://example.org/x) "javascript:alert(1)" https://example.org/"onmouseover=x')).toBe(
+    '<p>(<a href="https://example.org/x" rel="noopener nofollow ugc">https://example.org/x</a>) "javascript:alert(1)" ' +
+      '<a href="https://example.org/" rel="noopener nofollow ugc">https://example.org/</a>"onmouseover=x</p>',
+  );
+  expect(shown('<p>HTML notes</p>\n\nare left as they are')).toBe('<p>HTML notes</p>\n\nare left as they are');
+});
+
 test('notes with nothing left after sanitising are none', () => {
   expect(shown('<script>alert(1)</script> ')).toBeNull();
 });
