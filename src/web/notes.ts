@@ -106,10 +106,37 @@ function seekLinks(text: string): string {
 }
 
 /**
- * Sanitised markup: every time outside a link made a link that seeks the player (`seek`: the page has
- * one). The sanitised markup's tags are whole and its attribute values escaped, so a tag is `<...>`.
+ * An address in a text (escaped HTML: `&` only as `&amp;`, `&lt;` or `&gt;`): up to a space, a quote or an
+ * angle bracket. A final punctuation mark is the sentence's (addressOf).
  */
-function withSeekLinks(html: string): string {
+const ADDRESS = /\bhttps?:\/\/(?:[^\s<>"'&]|&amp;)+/gi;
+/** The address without the sentence's final punctuation (which stays text). */
+function addressOf(match: string): string {
+  let url = match;
+  while (/[.,;:!?)\]]$/.test(url) && !url.endsWith('&amp;')) url = url.slice(0, -1);
+  return url;
+}
+
+/** A text outside any link (escaped HTML) with its addresses as links, and its times too with `seek`. */
+function withLinks(text: string, seek: boolean): string {
+  let out = '';
+  let at = 0;
+  for (const m of text.matchAll(ADDRESS)) {
+    const url = addressOf(m[0]);
+    const before = text.slice(at, m.index);
+    out += `${seek ? seekLinks(before) : before}<a href="${url}" rel="noopener nofollow ugc">${url}</a>`;
+    at = m.index + url.length;
+  }
+  const tail = text.slice(at);
+  return out + (seek ? seekLinks(tail) : tail);
+}
+
+/**
+ * Sanitised markup with every address outside a link made a link, and every time one that seeks the
+ * player (`seek`: the page has one). The sanitised markup's tags are whole and its attribute values
+ * escaped, so a tag is `<...>`.
+ */
+function linked(html: string, seek: boolean): string {
   let inLink = 0;
   return html
     .split(/(<[^>]*>)/)
@@ -119,29 +146,23 @@ function withSeekLinks(html: string): string {
         else if (/^<\/a>/i.test(part)) inLink = Math.max(0, inLink - 1);
         return part;
       }
-      return inLink > 0 ? part : seekLinks(part);
+      return inLink > 0 ? part : withLinks(part, seek);
     })
     .join('');
 }
 
 /** A tag, opening or closing: what tells a feed's HTML notes from plain text (where `a < b` may be). */
 const TAG = /<\/?[a-z][\w-]*(?:\s[^<>]*)?\/?>/i;
-/** An address in plain text: up to a space, a quote or an angle bracket, without a final punctuation mark. */
-const ADDRESS = /\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/gi;
 
 /**
  * Plain-text notes (a feed that sends text, not HTML) as HTML that looks as the text did: a blank line
- * ends a paragraph, a line break stays one, and an address is a link. Angle brackets are the text's own.
+ * ends a paragraph and a line break stays one. Angle brackets are the text's own.
  */
 function fromPlainText(text: string): string {
   return text
     .trim()
     .split(/\r?\n\s*\r?\n/)
-    .map((para) => {
-      const escaped = para.trim().replace(/</g, '&lt;').replace(/>/g, '&gt;');
-      const linked = escaped.replace(ADDRESS, (url) => `<a href="${url}">${url}</a>`);
-      return `<p>${linked.replace(/\r?\n/g, '<br>')}</p>`;
-    })
+    .map((para) => `<p>${para.trim().replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r?\n/g, '<br>')}</p>`)
     .join('');
 }
 
@@ -150,5 +171,5 @@ export function showNotes(notes: string | null, { seek }: { seek: boolean }): st
   if (notes === null) return null;
   const html = sanitizeHtml(TAG.test(notes) ? notes : fromPlainText(notes), OPTIONS).trim();
   if (html === '') return null;
-  return seek ? withSeekLinks(html) : html;
+  return linked(html, seek);
 }

@@ -64,6 +64,21 @@ test('plain-text notes keep their paragraphs and line breaks, and their addresse
   expect(shown('<p>HTML notes</p>\n\nare left as they are')).toBe('<p>HTML notes</p>\n\nare left as they are');
 });
 
+test("an address in HTML notes' text is a link too, times within it are not seek links, and a link is left as it is", () => {
+  expect(
+    shown(
+      '<p>See https://example.org/at/12:34?a=1&amp;b=2, then 12:34; <a href="https://example.org/">https://x.org/</a></p>',
+    ),
+  ).toBe(
+    '<p>See <a href="https://example.org/at/12:34?a=1&amp;b=2" rel="noopener nofollow ugc">' +
+      'https://example.org/at/12:34?a=1&amp;b=2</a>, then <a href="#t=754" class="seek" data-seek="754">12:34</a>; ' +
+      '<a href="https://example.org/" rel="noopener nofollow ugc">https://x.org/</a></p>',
+  );
+  expect(shown('<p>https://example.org/?q=a&amp;</p>', false)).toBe(
+    '<p><a href="https://example.org/?q=a&amp;" rel="noopener nofollow ugc">https://example.org/?q=a&amp;</a></p>',
+  );
+});
+
 test('notes with nothing left after sanitising are none', () => {
   expect(shown('<script>alert(1)</script> ')).toBeNull();
 });
