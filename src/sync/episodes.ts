@@ -11,6 +11,15 @@ import type { Decision, EpisodeAction } from './types';
 type Context = { tx: Queryable; userId: number; clientId: string | undefined; maxFavourites: number };
 
 /**
+ * A refusal of the episodes' rules, which name the fields as `/v1/episodes` has them, with the names this
+ * draft has them under (`data.podcast_guid`), as its own reasons do.
+ */
+const rejected = (reason: string): Decision => ({
+  status: 'rejected',
+  reason: reason.replace(/\b(podcast_guid|podcast_url|enclosure_url|episode_guid|sync_id)\b/g, 'data.$1'),
+});
+
+/**
  * Whether the state already says as late or later what the action would change: the action is taken only
  * when strictly later (the app's times).
  */
@@ -50,12 +59,12 @@ function writeOf(a: EpisodeAction): episodes.RecordWrite {
 /** A favourite set or cleared: stored when it is later than the episode's stored favourite (docs/opa-sync.md). */
 async function favourite(c: Context, a: EpisodeAction & { action: 'favourite' }): Promise<Decision> {
   const [e] = await episodes.resolveEpisodes(c.tx, c.userId, [a.episode]);
-  if (e === undefined || isRefusal(e)) return { status: 'rejected', reason: e?.reason ?? 'no episode' };
+  if (e === undefined || isRefusal(e)) return rejected(e?.reason ?? 'no episode');
   const stored = await episodes.favouriteTime(c.tx, c.userId, e.syncId);
   if (stored && stored >= a.occurredAt) return naming('ignored', e.syncId);
   const change = { episode: e, value: a.favourite, at: a.occurredAt, index: 0 };
   const [refused] = await episodes.changeFavourites(c.tx, c.userId, [change], c.maxFavourites);
-  if (refused) return { status: 'rejected', reason: refused.reason };
+  if (refused) return rejected(refused.reason);
   await episodeRepo.noteEpisode(c.tx, c.userId, e.syncId, c.clientId ?? null);
   return naming('applied', e.syncId);
 }
@@ -76,7 +85,7 @@ export async function episodeAction(c: Context, a: EpisodeAction): Promise<Decis
   }
   const [saved] = await episodes.save(c.tx, c.userId, [writeOf(a)], c);
   if (!saved) throw new Error('an episode record was not saved');
-  if (isRefusal(saved)) return { status: 'rejected', reason: saved.reason };
+  if (isRefusal(saved)) return rejected(saved.reason);
   await episodeRepo.noteEpisode(c.tx, c.userId, saved.syncId, c.clientId ?? null);
   return naming('applied', saved.syncId);
 }

@@ -721,6 +721,21 @@ describe('episode actions', () => {
     expect(fine!.status).toBe('applied');
   });
 
+  test('an episode the rules refuse is rejected with a reason that names the field as this draft has it, under data', async () => {
+    const u = await t.user();
+    const unknown = { podcast_url: undefined, enclosure_url: 'https://ep.example/unknown.mp3' };
+    const results = await sync(u, [
+      episode('played', '2026-07-11T10:00:00Z', unknown),
+      episode('played', '2026-07-11T10:00:00Z', { ...unknown, podcast_guid: randomUUID() }),
+      episode('favourite', '2026-07-11T10:00:00Z', unknown),
+    ]);
+    expect(results.map((r) => [r.status, r.reason])).toEqual([
+      ['rejected', 'data.podcast_guid: required'],
+      ['rejected', 'Unknown data.podcast_guid: no subscription of this user has it'],
+      ['rejected', 'data.podcast_guid: required'],
+    ]);
+  });
+
   test("GET /api/v1/sync lists episodes changed through any door, in stamp order, but the client's own", async () => {
     const u = await t.user();
     await sync(u, [sub(podcast, '2026-07-11T09:00:00Z')]);
