@@ -1,6 +1,7 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
 import { ITEM_OF_EPISODE_SQL, PLAYED_SQL, RECORD_OF_PODCAST } from '../episodes/service';
+import { CURRENT_URL_HASH } from '../subscriptions/service';
 
 // Up next's SQL (tables queue_items and queue_versions: this file is their one writer). Positions are
 // 0..n-1 in order; every change runs in a transaction that holds the user's lock (src/queue/service.ts).
@@ -28,7 +29,10 @@ export type ItemRow = {
   artwork_url: string | null;
 };
 
-/** The list in order, each item with its subscription's guid (by any URL the record has had) and what its feed lists for it. */
+/**
+ * The list in order, each item with its subscription's guid (by any URL the record has had) and what its
+ * feed lists for it: the feed at the record's URL now, once the feed moved.
+ */
 export async function items(db: Queryable, userId: number): Promise<ItemRow[]> {
   const r = await db.query<ItemRow>(
     `SELECT q.id::text AS id, q.position, q.episode_hash::text AS sync_id, q.podcast_url, q.enclosure_url,
@@ -39,9 +43,10 @@ export async function items(db: Queryable, userId: number): Promise<ItemRow[]> {
              AND s.deleted IS NULL
        LEFT JOIN LATERAL (
          SELECT i.id, i.title, i.artwork_url FROM feed_items i
-          WHERE i.enclosure_hash = q.episode_hash OR (i.feed_hash = q.podcast_hash AND i.item_key = q.episode_guid)
+          WHERE i.enclosure_hash = q.episode_hash
+             OR (i.feed_hash = COALESCE(${CURRENT_URL_HASH('s')}, q.podcast_hash) AND i.item_key = q.episode_guid)
           ORDER BY i.enclosure_hash = q.episode_hash DESC LIMIT 1) item ON true
-       LEFT JOIN feeds feed ON feed.url_hash = q.podcast_hash
+       LEFT JOIN feeds feed ON feed.url_hash = COALESCE(${CURRENT_URL_HASH('s')}, q.podcast_hash)
       WHERE q.user_id = $1
       ORDER BY q.position, q.id`,
     [userId],

@@ -345,6 +345,20 @@ ${[1, 2, 3]
     expect(short((await queueOf(u)).urls.map((x) => x.replace('web-', '')))).toEqual([1]);
   });
 
+  test('a feed that moved: Up next names the podcast by the feed at its new URL', async () => {
+    const { u, agent, ids, post } = await listener();
+    await post(`/web/episodes/${ids[0]}/queue`, { at: 'end' });
+    const [record] = (await as(t, u).get('/v1/subscriptions')).body.subscriptions as { guid: string }[];
+    const moved = 'https://moved.example/queue-show';
+    expect((await as(t, u).patch(`/v1/subscriptions/${record!.guid}`, { new_feed_url: moved })).status).toBe(200);
+    await t.db.query(`INSERT INTO feeds (url_hash, feed_url, title) VALUES ($1, $2, 'Moved Queue Show')`, [
+      urlHashOf(moved),
+      moved,
+    ]);
+    const list = await agent.get('/web/queue');
+    expect(list.text).toMatch(/Web 1[\s\S]*Moved Queue Show/);
+  });
+
   test('unsubscribing asks whether its queued episodes go too, and keeps them unless told', async () => {
     const { u, agent, ids, post } = await listener();
     await post(`/web/episodes/${ids[0]}/queue`, { at: 'end' });
