@@ -1,6 +1,7 @@
 import { arrayLiteral } from '../db/array-literal';
 import type { Queryable } from '../db/pool';
-import { ITEM_OF_EPISODE_SQL } from '../episodes/service';
+import { ITEM_OF_EPISODE_SQL, RECORD_OF_PODCAST } from '../episodes/service';
+import { CURRENT_URL_HASH } from '../subscriptions/service';
 
 // The statistics' SQL. The episode actions are the episode service's table: read here only, in the
 // user's time zone (docs/stats.md).
@@ -56,21 +57,32 @@ export async function plays(db: Queryable, userId: number, timeZone: string, to?
   });
 }
 
-export type PodcastRow = { podcast_hash: string; podcast_url: string; title: string | null; guid: string | null };
+export type PodcastRow = {
+  podcast_hash: string;
+  /** The user's record of the podcast (by any URL it has had), when they have one. */
+  record: string | null;
+  podcast_url: string;
+  title: string | null;
+  guid: string | null;
+};
 
 /**
- * Each podcast's feed URL as its latest play named it, its fetched title, and the guid of the user's
- * subscription record that play belonged to.
+ * Each podcast's URL, fetched title and guid: the user's record's (its URL now, the feed at that URL) when
+ * they have a record of it (the one its latest play was stored under, a merge moves plays with their
+ * record; else the one with the URL), else the URL its latest play named.
  */
 export async function podcasts(db: Queryable, userId: number, hashes: string[]): Promise<PodcastRow[]> {
   const r = await db.query<PodcastRow>(
-    `SELECT p.hash::text AS podcast_hash, a.podcast_url, f.title, s.guid::text AS guid
+    `SELECT p.hash::text AS podcast_hash, s.id::text AS record, COALESCE(s.feed_url, a.podcast_url) AS podcast_url,
+            COALESCE(now_at.title, (SELECT f.title FROM feeds f WHERE f.url_hash = p.hash)) AS title,
+            s.guid::text AS guid
        FROM unnest($2::uuid[]) AS p (hash)
        JOIN LATERAL (SELECT podcast_url, subscription_id FROM episode_actions
                       WHERE user_id = $1 AND podcast_hash = p.hash AND action = 'play'
                       ORDER BY at DESC, id DESC LIMIT 1) a ON true
-       LEFT JOIN feeds f ON f.url_hash = p.hash
-       LEFT JOIN subscriptions s ON s.user_id = $1 AND s.id = a.subscription_id`,
+       LEFT JOIN subscriptions s ON s.user_id = $1 AND s.deleted IS NULL
+             AND s.id = COALESCE(a.subscription_id, ${RECORD_OF_PODCAST('p.hash')})
+       LEFT JOIN feeds now_at ON now_at.url_hash = ${CURRENT_URL_HASH('s')}`,
     [userId, arrayLiteral(hashes)],
   );
   return r.rows;

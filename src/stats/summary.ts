@@ -74,15 +74,29 @@ export async function summary(db: Queryable, userId: number, range: Range = {}):
   };
 }
 
-/** The podcasts' figures with their URL, guid and title. */
+/**
+ * The podcasts' figures with their URL, guid and title: one a podcast, its plays under every URL of the
+ * user's record of it added up (a feed that moved, records merged).
+ */
 async function podcastFigures(db: Queryable, userId: number, seconds: Map<string, number>): Promise<PodcastFigure[]> {
-  const rows = await repo.podcasts(db, userId, [...seconds.keys()]);
-  return rows.map((p) => ({
-    podcastUrl: p.podcast_url,
-    podcastGuid: p.guid ?? podcastGuid(p.podcast_url),
-    title: p.title,
-    seconds: seconds.get(p.podcast_hash)!,
-  }));
+  const figures = new Map<string, PodcastFigure>();
+  for (const p of await repo.podcasts(db, userId, [...seconds.keys()])) {
+    const key = p.record ?? p.podcast_hash;
+    const heard = seconds.get(p.podcast_hash)!;
+    const figure = figures.get(key);
+    if (figure) {
+      figure.seconds += heard;
+      figure.title ??= p.title;
+    } else {
+      figures.set(key, {
+        podcastUrl: p.podcast_url,
+        podcastGuid: p.guid ?? podcastGuid(p.podcast_url),
+        title: p.title,
+        seconds: heard,
+      });
+    }
+  }
+  return [...figures.values()];
 }
 
 /** The user's time zone: UTC unless they chose another. */

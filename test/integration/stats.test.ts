@@ -56,6 +56,23 @@ const HISTORY: Action[] = [
   play(P2, 'https://stats.example/3.mp3', '2026-03-02T06:00:00', 500, 400, { device: 'laptop' }),
 ];
 
+test("a podcast is one, whatever URL its plays named: a feed that moved adds up under the record's URL now", async () => {
+  const u = await t.user('moved');
+  const added = await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: P1 }] });
+  const guid = added.body.success[0].guid as string;
+  await upload(u, [play(P1, 'https://stats.example/m1.mp3', '2026-03-01T12:00:00', 0, 600, { total: 3600 })]);
+  const moved = 'https://stats.example/moved.xml';
+  expect((await as(t, u).patch(`/v1/subscriptions/${guid}`, { new_feed_url: moved })).status).toBe(200);
+  await upload(u, [
+    play(moved, 'https://stats.example/m2.mp3', '2026-03-02T12:00:00', 0, 300, { total: 3600 }),
+    play(P2, 'https://stats.example/m3.mp3', '2026-03-02T13:00:00', 0, 60, { total: 3600 }),
+  ]);
+  expect((await statsOf(u)).body.by_podcast).toEqual([
+    { podcast_url: moved, podcast_guid: guid, listened_seconds: 900 },
+    { podcast_url: P2, podcast_guid: expect.any(String), listened_seconds: 60 },
+  ]);
+});
+
 describe('the figures of a hand-built history', () => {
   test('in New York: the spans counted once, clipped, on local days', async () => {
     const u = await t.user('ny');
