@@ -68,8 +68,8 @@ export type PodcastRow = {
 
 /**
  * Each podcast's URL, fetched title and guid: the user's record's (its URL now, the feed at that URL) when
- * they have a record of it (the one its latest play was stored under, a merge moves plays with their
- * record; else the one with the URL), else the URL its latest play named.
+ * they have a record of it by any URL it has had (a merge moves the URLs with the record), else the URL
+ * its latest play named.
  */
 export async function podcasts(db: Queryable, userId: number, hashes: string[]): Promise<PodcastRow[]> {
   const r = await db.query<PodcastRow>(
@@ -77,11 +77,10 @@ export async function podcasts(db: Queryable, userId: number, hashes: string[]):
             COALESCE(now_at.title, (SELECT f.title FROM feeds f WHERE f.url_hash = p.hash)) AS title,
             s.guid::text AS guid
        FROM unnest($2::uuid[]) AS p (hash)
-       JOIN LATERAL (SELECT podcast_url, subscription_id FROM episode_actions
+       JOIN LATERAL (SELECT podcast_url FROM episode_actions
                       WHERE user_id = $1 AND podcast_hash = p.hash AND action = 'play'
                       ORDER BY at DESC, id DESC LIMIT 1) a ON true
-       LEFT JOIN subscriptions s ON s.user_id = $1 AND s.deleted IS NULL
-             AND s.id = COALESCE(a.subscription_id, ${RECORD_OF_PODCAST('p.hash')})
+       LEFT JOIN subscriptions s ON s.user_id = $1 AND s.id = ${RECORD_OF_PODCAST('p.hash')} AND s.deleted IS NULL
        LEFT JOIN feeds now_at ON now_at.url_hash = ${CURRENT_URL_HASH('s')}`,
     [userId, arrayLiteral(hashes)],
   );

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import Ajv2020 from 'ajv/dist/2020';
 import * as stats from '../../src/stats/service';
+import * as subscriptions from '../../src/subscriptions/service';
 import { spoken } from '../../src/web/stats';
 import { as, expectError, testApp, type TestApp, type TestUser } from '../helpers/app';
 import { csrfOf, signedInAgent } from '../helpers/web';
@@ -70,6 +71,12 @@ test("a podcast is one, whatever URL its plays named: a feed that moved adds up 
   expect((await statsOf(u)).body.by_podcast).toEqual([
     { podcast_url: moved, podcast_guid: guid, listened_seconds: 900 },
     { podcast_url: P2, podcast_guid: expect.any(String), listened_seconds: 60 },
+  ]);
+  // Records merged (the duplicates page): P2's plays, made before it had a record, count under the kept one.
+  const second = await as(t, u).post('/v1/subscriptions', { subscriptions: [{ feed_url: P2 }] });
+  await subscriptions.mergeRecords(t.db, u.id, guid, [second.body.success[0].guid as string]);
+  expect((await statsOf(u)).body.by_podcast).toEqual([
+    { podcast_url: moved, podcast_guid: guid, listened_seconds: 960 },
   ]);
 });
 
