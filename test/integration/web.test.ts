@@ -180,6 +180,38 @@ describe('signing in', () => {
   });
 });
 
+test('a phone keyboard leaves names and addresses as typed: no capital letter, no correction', async () => {
+  const admin = await t.user('keys');
+  await setAdmin(t.db, admin.name, true);
+  const { agent } = await signedInAgent(t.app, admin.name, admin.password);
+  const other = await t.user('keys-other');
+  const pages: [string, string, string][] = [
+    ['/', 'username', (await request(t.app).get('/')).text],
+    ['/web/register', 'username', (await request(t.app).get('/web/register')).text],
+    ['/web/admin/users', 'username', (await agent.get('/web/admin/users')).text],
+    [
+      `/web/admin/users/${other.name}/remove`,
+      'confirm',
+      (await agent.get(`/web/admin/users/${other.name}/remove`)).text,
+    ],
+    ['/web/start-over', 'confirm', (await agent.get('/web/start-over')).text],
+    ['/web/moving', 'remote_user', (await agent.get('/web/moving')).text],
+    ['/web/subscriptions', 'feed_url', (await agent.get('/web/subscriptions')).text],
+    ['/web/account', 'url', (await agent.get('/web/account')).text],
+  ];
+  const seen = pages.map(([path, name, html]) => {
+    const input = new RegExp(`<input[^>]* name="${name}"[^>]*>`).exec(html)?.[0] ?? '';
+    return [
+      path,
+      name,
+      ['autocapitalize="none"', 'autocorrect="off"', 'spellcheck="false"'].filter((a) => input.includes(a)),
+    ];
+  });
+  expect(seen).toEqual(
+    pages.map(([path, name]) => [path, name, ['autocapitalize="none"', 'autocorrect="off"', 'spellcheck="false"']]),
+  );
+});
+
 describe('subscriptions', () => {
   test('add by URL: read back through the API; a bad URL gets the API per-item message', async () => {
     const u = await t.user();
